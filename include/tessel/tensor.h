@@ -1,0 +1,111 @@
+// Tensor: a lazy handle to a value (MLX-style). Creating a tensor from an op records the op and
+// checks shapes and dtypes at once (a tessel::Error names the op and what was wrong); nothing
+// runs until eval() (or data()), which compiles the pending subgraph for the tensors' device —
+// cached by structure, shapes and dtypes — and runs it there. Tensors are cheap to copy (shared
+// ownership of the recorded op); an evaluated tensor owns its host data.
+//
+// Devices are backends by name ("reference", later "cpu", "cuda"). All inputs of an op must be
+// on one device; moving data is explicit (to()), never implicit.
+#pragma once
+
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "tessel/dtype.h"
+#include "tessel/error.h"
+#include "tessel/host_tensor.h"
+
+namespace tessel {
+
+namespace detail {
+struct LazyOp;
+}
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // Wraps host data (evaluated). The data is shared, not copied.
+  explicit Tensor(HostTensor value, std::string device = default_device());
+  static Tensor scalar(double value, DType dtype = DType::F32,
+                       std::string device = default_device());
+  template <class T>
+  static Tensor from_vector(const std::vector<T>& values, Shape shape, DType dtype = DType::F32,
+                            std::string device = default_device()) {
+    return Tensor(HostTensor::from_vector(dtype, shape, values), std::move(device));
+  }
+
+  bool defined() const { return op_ != nullptr; }
+  DType dtype() const;
+  const Shape& shape() const;
+  int rank() const { return static_cast<int>(shape().size()); }
+  int64_t numel() const { return shape_numel(shape()); }
+  const std::string& device() const;
+
+  bool is_evaluated() const;
+  void eval() const;
+  HostTensor data() const;  // evaluates if needed
+  std::vector<double> to_f64() const;
+  double item() const;                         // one-element tensors
+  Tensor to(const std::string& device) const;  // explicit transfer (evaluates)
+  Tensor astype(DType dtype) const;
+
+  static const std::string& default_device();
+  static void set_default_device(std::string name);
+
+  // Internal: the recorded op and which of its outputs this tensor is.
+  Tensor(std::shared_ptr<detail::LazyOp> op, int index) : op_(std::move(op)), index_(index) {}
+  const std::shared_ptr<detail::LazyOp>& op() const { return op_; }
+  int index() const { return index_; }
+
+ private:
+  std::shared_ptr<detail::LazyOp> op_;
+  int index_ = 0;
+};
+
+// Evaluates several tensors in one compiled graph.
+void eval(const std::vector<Tensor>& tensors);
+
+// An attribute value for op(): enum attributes take the variant's name ("Causal").
+using AttrArg = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>,
+                             std::vector<double>, DType>;
+struct NamedAttr {
+  std::string name;
+  AttrArg value;
+  NamedAttr(std::string n, int v) : name(std::move(n)), value(int64_t{v}) {}
+  NamedAttr(std::string n, int64_t v) : name(std::move(n)), value(v) {}
+  NamedAttr(std::string n, double v) : name(std::move(n)), value(v) {}
+  NamedAttr(std::string n, bool v) : name(std::move(n)), value(v) {}
+  NamedAttr(std::string n, const char* v) : name(std::move(n)), value(std::string(v)) {}
+  NamedAttr(std::string n, std::string v) : name(std::move(n)), value(std::move(v)) {}
+  NamedAttr(std::string n, std::vector<int64_t> v) : name(std::move(n)), value(std::move(v)) {}
+  NamedAttr(std::string n, std::vector<double> v) : name(std::move(n)), value(std::move(v)) {}
+  NamedAttr(std::string n, DType v) : name(std::move(n)), value(v) {}
+};
+
+// Any op of the table by kind name (e.g. "Attention") or seed-000 operation ID (e.g.
+// "attention.sliding_window", which also sets the variant). Absent optional inputs: Tensor().
+std::vector<Tensor> op(const std::string& kind_or_alias, const std::vector<Tensor>& inputs,
+                       const std::vector<NamedAttr>& attrs = {});
+
+// compile(fn): traces fn once per distinct (shapes, dtypes, device) signature of its arguments
+// and reuses the compiled graph afterwards. Tensors fn captures become constants of the graph.
+using TensorFn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+class Function {
+ public:
+  explicit Function(TensorFn fn);
+  std::vector<Tensor> operator()(const std::vector<Tensor>& args) const;
+  int cache_size() const;   // distinct signatures compiled so far
+  int trace_count() const;  // how many times fn was traced
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+Function compile(TensorFn fn);
+
+}  // namespace tessel

@@ -1,0 +1,8 @@
+// The Tessel C++ API: lazy tensors, ops, compile, errors.
+#pragma once
+
+#include "tessel/dtype.h"
+#include "tessel/error.h"
+#include "tessel/host_tensor.h"
+#include "tessel/ops.h"
+#include "tessel/tensor.h"

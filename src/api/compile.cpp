@@ -1,0 +1,80 @@
+#include <map>
+#include <mutex>
+
+#include "api/lazy.h"
+
+namespace tessel {
+
+struct Function::State {
+  TensorFn fn;
+  std::mutex mu;
+  // Signature (device, dtypes, shapes of the arguments) -> traced graph.
+  std::map<std::string, std::shared_ptr<Graph>> traces;
+  int trace_count = 0;
+};
+
+Function::Function(TensorFn fn) : state_(std::make_shared<State>()) { state_->fn = std::move(fn); }
+
+namespace {
+std::string signature(const std::vector<Tensor>& args) {
+  std::string s;
+  for (const Tensor& a : args)
+    s += a.device() + ":" + dtype_name(a.dtype()) + shape_str(a.shape()) + ";";
+  return s;
+}
+}  // namespace
+
+std::vector<Tensor> Function::operator()(const std::vector<Tensor>& args) const {
+  for (const Tensor& a : args)
+    if (!a.defined()) throw_error(ErrorKind::Value, "[compile] undefined argument tensor");
+  std::string device = args.empty() ? Tensor::default_device() : args[0].device();
+  for (const Tensor& a : args)
+    if (a.device() != device)
+      throw_error(ErrorKind::Device, "[compile] arguments on devices '", device, "' and '",
+                  a.device(), "'");
+  std::string key = signature(args);
+  std::shared_ptr<Graph> graph;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    auto it = state_->traces.find(key);
+    if (it != state_->traces.end()) graph = it->second;
+  }
+  if (!graph) {
+    std::vector<Tensor> placeholders;
+    for (size_t i = 0; i < args.size(); ++i) {
+      auto op = std::make_shared<detail::LazyOp>();
+      op->kind = OpKind::Input;
+      op->types = {TensorType{args[i].dtype(), args[i].shape()}};
+      op->device = device;
+      op->values.resize(1);
+      op->placeholder = static_cast<int>(i);
+      placeholders.emplace_back(op, 0);
+    }
+    std::vector<Tensor> outs = state_->fn(placeholders);
+    detail::Lowered lowered = detail::lower(outs, /*captured_as_constants=*/true, placeholders);
+    graph = std::make_shared<Graph>(std::move(lowered.graph));
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->traces[key] = graph;
+    state_->trace_count++;
+  }
+  std::vector<HostTensor> inputs;
+  for (const Tensor& a : args) inputs.push_back(a.data());
+  std::vector<HostTensor> results = detail::cached_executable(*graph, device)->run(inputs);
+  std::vector<Tensor> outs;
+  for (HostTensor& r : results) outs.emplace_back(std::move(r), device);
+  return outs;
+}
+
+int Function::cache_size() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return static_cast<int>(state_->traces.size());
+}
+
+int Function::trace_count() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->trace_count;
+}
+
+Function compile(TensorFn fn) { return Function(std::move(fn)); }
+
+}  // namespace tessel

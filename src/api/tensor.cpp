@@ -1,0 +1,215 @@
+#include <mutex>
+#include <unordered_map>
+
+#include "api/lazy.h"
+#include "passes/passes.h"
+#include "runtime/backend.h"
+
+namespace tessel {
+
+namespace {
+std::string& default_device_name() {
+  static std::string name = "reference";
+  return name;
+}
+}  // namespace
+
+const std::string& Tensor::default_device() { return default_device_name(); }
+void Tensor::set_default_device(std::string name) {
+  backend(name);  // throws a Device error for unknown names
+  default_device_name() = std::move(name);
+}
+
+Tensor::Tensor(HostTensor value, std::string device) {
+  backend(device);
+  auto op = std::make_shared<detail::LazyOp>();
+  op->kind = OpKind::Constant;
+  op->types = {TensorType{value.dtype, value.shape}};
+  op->device = std::move(device);
+  op->values = {std::move(value)};
+  op_ = std::move(op);
+}
+
+Tensor Tensor::scalar(double value, DType dtype, std::string device) {
+  HostTensor t = HostTensor::empty(dtype, {});
+  t.set_f64(0, value);
+  return Tensor(std::move(t), std::move(device));
+}
+
+namespace {
+const detail::LazyOp& checked(const std::shared_ptr<detail::LazyOp>& op) {
+  if (!op)
+    throw_error(ErrorKind::Value, "[Tensor] use of an undefined (default-constructed) tensor");
+  return *op;
+}
+}  // namespace
+
+DType Tensor::dtype() const { return checked(op_).types.at(index_).dtype; }
+const Shape& Tensor::shape() const { return checked(op_).types.at(index_).shape; }
+const std::string& Tensor::device() const { return checked(op_).device; }
+bool Tensor::is_evaluated() const { return checked(op_).values.at(index_).has_value(); }
+
+void Tensor::eval() const { tessel::eval({*this}); }
+
+HostTensor Tensor::data() const {
+  eval();
+  return *op_->values.at(index_);
+}
+
+std::vector<double> Tensor::to_f64() const { return data().to_f64(); }
+
+double Tensor::item() const {
+  if (numel() != 1)
+    throw_error(ErrorKind::Shape, "[Tensor::item] needs one element, tensor is ",
+                shape_str(shape()));
+  return data().get_f64(0);
+}
+
+Tensor Tensor::to(const std::string& device) const {
+  backend(device);
+  return Tensor(data().contiguous(), device);
+}
+
+Tensor Tensor::astype(DType dtype) const { return detail::LazyBuilder().cast(*this, dtype); }
+
+namespace detail {
+
+std::vector<Tensor> record(OpKind kind, Attrs attrs, const std::vector<Tensor>& inputs) {
+  std::string device;
+  for (const Tensor& t : inputs) {
+    if (!t.defined()) continue;
+    if (device.empty())
+      device = t.device();
+    else if (t.device() != device)
+      throw_error(ErrorKind::Device, "[", op_name(kind), "] inputs are on devices '", device,
+                  "' and '", t.device(), "'; move one explicitly with Tensor::to()");
+  }
+  if (device.empty()) device = Tensor::default_device();
+  Graph scratch;
+  std::vector<Value> values;
+  for (const Tensor& t : inputs)
+    values.push_back(t.defined() ? scratch.input(t.dtype(), t.shape()) : Value{});
+  scratch.add(kind, std::move(attrs), values);
+  const Node& node = scratch.nodes().back();
+  auto op = std::make_shared<LazyOp>();
+  op->kind = kind;
+  op->attrs = node.attrs;
+  op->inputs = inputs;
+  op->types = node.outputs;
+  op->device = device;
+  op->values.resize(node.outputs.size());
+  std::vector<Tensor> outs;
+  for (int i = 0; i < static_cast<int>(node.outputs.size()); ++i) outs.emplace_back(op, i);
+  return outs;
+}
+
+namespace {
+// Post-order of the ops under `targets`, stopping at evaluated ops and placeholders.
+std::vector<const LazyOp*> post_order(const std::vector<Tensor>& targets) {
+  std::vector<const LazyOp*> order;
+  std::unordered_map<const LazyOp*, bool> seen;
+  std::vector<std::pair<const LazyOp*, size_t>> stack;
+  for (const Tensor& t : targets) stack.push_back({t.op().get(), 0});
+  while (!stack.empty()) {
+    const LazyOp* op = stack.back().first;
+    size_t next = stack.back().second;
+    if (next == 0 && seen[op]) {
+      stack.pop_back();
+      continue;
+    }
+    bool leaf = op->evaluated() || op->placeholder >= 0;
+    if (!leaf && next < op->inputs.size()) {
+      stack.back().second++;
+      const Tensor& in = op->inputs[next];
+      if (in.defined() && !seen[in.op().get()]) stack.push_back({in.op().get(), 0});
+      continue;
+    }
+    if (!seen[op]) order.push_back(op);
+    seen[op] = true;
+    stack.pop_back();
+  }
+  return order;
+}
+}  // namespace
+
+Lowered lower(const std::vector<Tensor>& targets, bool captured_as_constants,
+              const std::vector<Tensor>& placeholders) {
+  Lowered out;
+  std::vector<const LazyOp*> order = post_order(targets);
+  std::unordered_map<const LazyOp*, std::vector<Value>> done;
+  // Placeholders first, so the graph's Inputs are in argument order (used or not).
+  for (size_t p = 0; p < placeholders.size(); ++p) {
+    const TensorType& t = placeholders[p].op()->types[0];
+    done[placeholders[p].op().get()] = {
+        out.graph.input(t.dtype, t.shape, "arg" + std::to_string(p))};
+  }
+  for (const LazyOp* op : order) {
+    if (done.count(op)) continue;
+    if (op->evaluated()) {
+      std::vector<Value> vs;
+      for (const auto& v : op->values) {
+        if (captured_as_constants) {
+          vs.push_back(out.graph.constant(*v));
+        } else {
+          vs.push_back(out.graph.input(v->dtype, v->shape));
+          out.args.push_back(*v);
+        }
+      }
+      done[op] = std::move(vs);
+      continue;
+    }
+    std::vector<Value> ins;
+    for (const Tensor& t : op->inputs)
+      ins.push_back(t.defined() ? done.at(t.op().get()).at(t.index()) : Value{});
+    done[op] = out.graph.add(op->kind, op->attrs, ins);
+  }
+  for (const Tensor& t : targets) {
+    out.graph.outputs.push_back(done.at(t.op().get()).at(t.index()));
+    out.outputs.push_back({t.op().get(), t.index()});
+  }
+  return out;
+}
+
+std::shared_ptr<Executable> cached_executable(const Graph& g, const std::string& device) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, std::shared_ptr<Executable>> cache;
+  std::string key = device + "\n" + g.to_string();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  std::shared_ptr<Executable> exe = compile_for(g, backend(device));
+  std::lock_guard<std::mutex> lock(mu);
+  return cache.emplace(key, exe).first->second;
+}
+
+}  // namespace detail
+
+void eval(const std::vector<Tensor>& tensors) {
+  std::vector<Tensor> pending;
+  for (const Tensor& t : tensors) {
+    if (!t.defined()) throw_error(ErrorKind::Value, "[eval] undefined tensor");
+    if (t.is_evaluated()) continue;
+    // Evaluate every output of the op, so multi-output ops run once.
+    for (int i = 0; i < static_cast<int>(t.op()->types.size()); ++i)
+      pending.emplace_back(t.op(), i);
+  }
+  if (pending.empty()) return;
+  const std::string& device = pending[0].device();
+  for (const Tensor& t : pending)
+    if (t.device() != device)
+      throw_error(ErrorKind::Device, "[eval] tensors on devices '", device, "' and '", t.device(),
+                  "' cannot be evaluated together");
+  detail::Lowered lowered = detail::lower(pending, false);
+  std::vector<HostTensor> results =
+      detail::cached_executable(lowered.graph, device)->run(lowered.args);
+  for (size_t i = 0; i < results.size(); ++i) {
+    auto [op, index] = lowered.outputs[i];
+    op->values[index] = std::move(results[i]);
+  }
+  for (const Tensor& t : pending)
+    if (t.op()->evaluated()) t.op()->inputs.clear();  // release the recorded graph
+}
+
+}  // namespace tessel

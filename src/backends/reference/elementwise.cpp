@@ -1,0 +1,496 @@
+// Reference kernels of the Elementwise category. Floats are computed in f64 from the exact input
+// values and rounded once to the output dtype; integers in exact int64 arithmetic (wrapping as
+// two's complement) and wrapped to the output width by the store.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "backends/reference/kernels.h"
+#include "ir/dtype_convert.h"
+
+namespace tessel::reference {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr DTypeSet kInts = dtypes::kInt;
+constexpr DTypeSet kBool{DType::Bool};
+
+DTypeSet every_dtype() {
+  DTypeSet s;
+  for (int i = 0; i < kNumDTypes; ++i) s = s | DTypeSet{static_cast<DType>(i)};
+  return s;
+}
+
+bool is_exact(DType t) { return is_integer(t) || t == DType::Bool; }
+
+// ---- Activation -----------------------------------------------------------------------------
+
+double softplus(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+
+// Round half to even, independent of the FPU rounding mode.
+double round_half_even(double x) {
+  double r = std::round(x);  // half away from zero
+  if (std::abs(x - std::trunc(x)) == 0.5) r = 2.0 * std::round(x / 2.0);
+  return r;
+}
+
+// PyTorch's definitions, in f64. `alpha` is NaN for the kind's default.
+double activation_f64(ActivationKind k, double x, double alpha) {
+  constexpr double kSeluScale = 1.0507009873554804934193349852946;
+  constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
+  switch (k) {
+    case ActivationKind::Gelu:
+      return 0.5 * x * (1.0 + std::erf(x * M_SQRT1_2));
+    case ActivationKind::GeluApprox: {
+      constexpr double kBeta = 0.7978845608028654;  // sqrt(2 / pi)
+      return 0.5 * x * (1.0 + std::tanh(kBeta * (x + 0.044715 * x * x * x)));
+    }
+    case ActivationKind::Silu:
+      return x / (1.0 + std::exp(-x));
+    case ActivationKind::Relu:
+      return x < 0 ? 0.0 : x;  // NaN and -0 pass through
+    case ActivationKind::Sigmoid:
+      return 1.0 / (1.0 + std::exp(-x));
+    case ActivationKind::Tanh:
+      return std::tanh(x);
+    case ActivationKind::Exp:
+      return std::exp(x);
+    case ActivationKind::Log:
+      return std::log(x);
+    case ActivationKind::Sqrt:
+      return std::sqrt(x);
+    case ActivationKind::Rsqrt:
+      return 1.0 / std::sqrt(x);
+    case ActivationKind::Neg:
+      return -x;
+    case ActivationKind::Abs:
+      return std::abs(x);
+    case ActivationKind::Sin:
+      return std::sin(x);
+    case ActivationKind::Cos:
+      return std::cos(x);
+    case ActivationKind::Tan:
+      return std::tan(x);
+    case ActivationKind::Atan:
+      return std::atan(x);
+    case ActivationKind::Round:
+      return round_half_even(x);
+    case ActivationKind::Identity:
+      return x;
+    case ActivationKind::LeakyRelu:
+      return x > 0 ? x : x * (std::isnan(alpha) ? 0.01 : alpha);
+    case ActivationKind::Elu:
+      return x > 0 ? x : (std::isnan(alpha) ? 1.0 : alpha) * std::expm1(x);
+    case ActivationKind::Selu:
+      return kSeluScale * (x > 0 ? x : kSeluAlpha * std::expm1(x));
+    case ActivationKind::Softplus:
+      return softplus(x);
+    case ActivationKind::Softsign:
+      return x / (1.0 + std::abs(x));
+    case ActivationKind::HardSigmoid:
+      return std::isnan(x) ? x : std::clamp(x + 3.0, 0.0, 6.0) / 6.0;
+    case ActivationKind::HardSwish:
+      return std::isnan(x) ? x : x * std::clamp(x + 3.0, 0.0, 6.0) / 6.0;
+    case ActivationKind::Mish:
+      return x * std::tanh(softplus(x));
+    case ActivationKind::Erf:
+      return std::erf(x);
+    case ActivationKind::Expm1:
+      return std::expm1(x);
+    case ActivationKind::Log1p:
+      return std::log1p(x);
+    case ActivationKind::Reciprocal:
+      return 1.0 / x;
+    case ActivationKind::Square:
+      return x * x;
+    case ActivationKind::Asin:
+      return std::asin(x);
+    case ActivationKind::Acos:
+      return std::acos(x);
+    case ActivationKind::Sinh:
+      return std::sinh(x);
+    case ActivationKind::Cosh:
+      return std::cosh(x);
+    case ActivationKind::Asinh:
+      return std::asinh(x);
+    case ActivationKind::Acosh:
+      return std::acosh(x);
+    case ActivationKind::Atanh:
+      return std::atanh(x);
+    case ActivationKind::Sign:
+      return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;  // NaN -> 0, as PyTorch
+    case ActivationKind::Floor:
+      return std::floor(x);
+    case ActivationKind::Ceil:
+      return std::ceil(x);
+    case ActivationKind::Not:
+      return kNaN;  // rejected on floats by the shape rule
+  }
+  return kNaN;
+}
+
+// Integer and bool variants; wraparound through uint64, wrapped again to the width by the store.
+int64_t activation_i64(ActivationKind k, int64_t v, DType t) {
+  auto u = static_cast<uint64_t>(v);
+  switch (k) {
+    case ActivationKind::Identity:
+      return v;
+    case ActivationKind::Neg:
+      return static_cast<int64_t>(0 - u);
+    case ActivationKind::Abs:
+      return v < 0 ? static_cast<int64_t>(0 - u) : v;
+    case ActivationKind::Sign:
+      return (v > 0) - (v < 0);
+    case ActivationKind::Square:
+      return static_cast<int64_t>(u * u);
+    case ActivationKind::Relu:
+      return v < 0 ? 0 : v;
+    case ActivationKind::Not:
+      return t == DType::Bool ? (v == 0) : static_cast<int64_t>(~u);
+    case ActivationKind::Gelu:
+    case ActivationKind::GeluApprox:
+    case ActivationKind::Silu:
+    case ActivationKind::Sigmoid:
+    case ActivationKind::Tanh:
+    case ActivationKind::Exp:
+    case ActivationKind::Log:
+    case ActivationKind::Sqrt:
+    case ActivationKind::Rsqrt:
+    case ActivationKind::Sin:
+    case ActivationKind::Cos:
+    case ActivationKind::Tan:
+    case ActivationKind::Atan:
+    case ActivationKind::Round:
+    case ActivationKind::LeakyRelu:
+    case ActivationKind::Elu:
+    case ActivationKind::Selu:
+    case ActivationKind::Softplus:
+    case ActivationKind::Softsign:
+    case ActivationKind::HardSigmoid:
+    case ActivationKind::HardSwish:
+    case ActivationKind::Mish:
+    case ActivationKind::Erf:
+    case ActivationKind::Expm1:
+    case ActivationKind::Log1p:
+    case ActivationKind::Reciprocal:
+    case ActivationKind::Asin:
+    case ActivationKind::Acos:
+    case ActivationKind::Sinh:
+    case ActivationKind::Cosh:
+    case ActivationKind::Asinh:
+    case ActivationKind::Acosh:
+    case ActivationKind::Atanh:
+    case ActivationKind::Floor:
+    case ActivationKind::Ceil:
+      break;  // float-only: the shape rule rejects integer inputs
+  }
+  TESSEL_ASSERT(false, "integer activation variant not claimed");
+  return 0;
+}
+
+void kernel_activation(const Node& node, std::span<const HostTensor> in,
+                       std::span<HostTensor> out) {
+  const HostTensor& x = in[0];
+  const HostTensor& y = out[0];
+  auto kind = node.attrs.e<ActivationKind>("kind");
+  if (is_exact(x.dtype)) {
+    for (int64_t i = 0; i < y.numel(); ++i)
+      y.set_i64(i, activation_i64(kind, x.get_i64(i), x.dtype));
+    return;
+  }
+  double alpha = node.attrs.f("alpha");
+  for (int64_t i = 0; i < y.numel(); ++i) y.set_f64(i, activation_f64(kind, x.get_f64(i), alpha));
+}
+
+// ---- Cast / StopGradient --------------------------------------------------------------------
+
+// |v| rounded to 53 bits with round-to-odd (sticky): a later round-to-nearest to any format of
+// at most 51 bits then gives the correctly rounded value of the integer, with no double rounding.
+double round_to_odd_f64(uint64_t m) {
+  int width = std::bit_width(m);
+  if (width <= 53) return static_cast<double>(m);
+  int shift = width - 53;
+  uint64_t q = m >> shift;
+  if (m & ((uint64_t{1} << shift) - 1)) q |= 1;
+  return std::ldexp(static_cast<double>(q), shift);
+}
+
+// One correct rounding of an integer (u64's bits read as unsigned) into a float/complex element.
+void store_integer_as_float(const HostTensor& y, int64_t i, int64_t bits, bool is_unsigned,
+                            bool saturate) {
+  bool negative = !is_unsigned && bits < 0;
+  uint64_t m = negative ? 0 - static_cast<uint64_t>(bits) : static_cast<uint64_t>(bits);
+  double d = (y.dtype == DType::F64 || y.dtype == DType::C128) ? static_cast<double>(m)
+                                                               : round_to_odd_f64(m);
+  y.set_f64(i, negative ? -d : d, saturate);
+}
+
+void kernel_cast(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
+  const HostTensor& x = in[0];
+  const HostTensor& y = out[0];
+  bool saturate = node.attrs.b("saturate");
+  DType from = x.dtype, to = y.dtype;
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    if (is_complex(from) && is_complex(to)) {
+      y.set_c128(i, x.get_c128(i));
+    } else if (is_complex(from) && to == DType::Bool) {
+      y.set_i64(i, x.get_c128(i) != std::complex<double>(0.0, 0.0));  // as PyTorch
+    } else if (is_complex(from)) {
+      y.set_f64(i, x.get_c128(i).real(), saturate);  // the imaginary part is dropped
+    } else if (is_exact(from) && is_exact(to)) {
+      y.set_i64(i, x.get_i64(i));  // two's-complement wrap; bool: nonzero
+    } else if (is_exact(from)) {
+      store_integer_as_float(y, i, x.get_i64(i), dtype_kind(from) == DTypeKind::Unsigned, saturate);
+    } else {
+      y.set_f64(i, x.get_f64(i), saturate);  // to integers: truncate toward zero, then wrap
+    }
+  }
+}
+
+// Copies bytes element by element through both views' strides.
+void copy_elements(const HostTensor& src, const HostTensor& dst) {
+  int size = dtype_size(dst.dtype);
+  for_each_index(dst.shape, [&](const std::vector<int64_t>& idx) {
+    std::memcpy(dst.element_ptr(dst.offset_of(idx.data())),
+                src.element_ptr(src.offset_of(idx.data())), size);
+  });
+}
+
+void kernel_stop_gradient(const Node&, std::span<const HostTensor> in, std::span<HostTensor> out) {
+  copy_elements(in[0], out[0]);
+}
+
+// ---- Binary ---------------------------------------------------------------------------------
+
+double binary_f64(BinaryOp op, double a, double b) {
+  switch (op) {
+    case BinaryOp::Add:
+      return a + b;
+    case BinaryOp::Sub:
+      return a - b;
+    case BinaryOp::Mul:
+      return a * b;
+    case BinaryOp::Div:
+      return a / b;
+    case BinaryOp::Max:
+      return std::isnan(a) || std::isnan(b) ? kNaN : std::max(a, b);
+    case BinaryOp::Min:
+      return std::isnan(a) || std::isnan(b) ? kNaN : std::min(a, b);
+    case BinaryOp::Pow:
+      return std::pow(a, b);
+    case BinaryOp::Mod:
+      return std::fmod(a, b);
+    case BinaryOp::FloorMod: {
+      double r = std::fmod(a, b);
+      if (r != 0 && ((r < 0) != (b < 0))) r += b;
+      return r;
+    }
+    case BinaryOp::Atan2:
+      return std::atan2(a, b);
+    case BinaryOp::BitAnd:
+    case BinaryOp::BitOr:
+    case BinaryOp::BitXor:
+    case BinaryOp::Shl:
+    case BinaryOp::Shr:
+      break;  // integer-only: the shape rule rejects float inputs
+  }
+  TESSEL_ASSERT(false, "float binary op not claimed");
+  return kNaN;
+}
+
+[[noreturn]] void fail_value(const Node& node, const char* what, int64_t a, int64_t b) {
+  throw_error(ErrorKind::Value, node.where(), ": ", what, " (a = ", a, ", b = ", b, ")");
+}
+
+uint64_t pow_wrapped(uint64_t base, int64_t exponent) {
+  uint64_t result = 1;
+  for (auto e = static_cast<uint64_t>(exponent); e; e >>= 1) {
+    if (e & 1) result *= base;
+    base *= base;
+  }
+  return result;
+}
+
+// Exact in int64 with two's-complement wraparound; the store wraps to the dtype's width.
+int64_t binary_i64(const Node& node, BinaryOp op, int64_t a, int64_t b, DType t) {
+  auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  const int bits = 8 * dtype_size(t);
+  switch (op) {
+    case BinaryOp::Add:
+      return static_cast<int64_t>(ua + ub);
+    case BinaryOp::Sub:
+      return static_cast<int64_t>(ua - ub);
+    case BinaryOp::Mul:
+      return static_cast<int64_t>(ua * ub);
+    case BinaryOp::Div:
+      if (b == 0) fail_value(node, "integer division by zero", a, b);
+      return b == -1 ? static_cast<int64_t>(0 - ua) : a / b;  // truncates toward zero
+    case BinaryOp::Mod:
+      if (b == 0) fail_value(node, "integer modulo by zero", a, b);
+      return b == -1 ? 0 : a % b;
+    case BinaryOp::FloorMod: {
+      if (b == 0) fail_value(node, "integer modulo by zero", a, b);
+      int64_t r = b == -1 ? 0 : a % b;
+      return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+    }
+    case BinaryOp::Max:
+      return std::max(a, b);
+    case BinaryOp::Min:
+      return std::min(a, b);
+    case BinaryOp::Pow:
+      if (b < 0) fail_value(node, "integer power with a negative exponent", a, b);
+      return static_cast<int64_t>(pow_wrapped(ua, b));
+    case BinaryOp::BitAnd:
+      return a & b;
+    case BinaryOp::BitOr:
+      return a | b;
+    case BinaryOp::BitXor:
+      return a ^ b;
+    case BinaryOp::Shl:
+      if (b < 0) fail_value(node, "negative shift amount", a, b);
+      return b >= bits ? 0 : static_cast<int64_t>(ua << b);
+    case BinaryOp::Shr:
+      if (b < 0) fail_value(node, "negative shift amount", a, b);
+      return b >= bits ? (a < 0 ? -1 : 0) : a >> b;  // arithmetic; unsigned loads are >= 0
+    case BinaryOp::Atan2:
+      break;  // float-only: the shape rule rejects integer inputs
+  }
+  TESSEL_ASSERT(false, "integer binary op not claimed");
+  return 0;
+}
+
+void kernel_binary(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
+  const HostTensor& y = out[0];
+  HostTensor a = broadcast_to(in[0], y.shape), b = broadcast_to(in[1], y.shape);
+  auto op = node.attrs.e<BinaryOp>("op");
+  if (is_exact(y.dtype)) {
+    for (int64_t i = 0; i < y.numel(); ++i)
+      y.set_i64(i, binary_i64(node, op, a.get_i64(i), b.get_i64(i), y.dtype));
+    return;
+  }
+  for (int64_t i = 0; i < y.numel(); ++i) y.set_f64(i, binary_f64(op, a.get_f64(i), b.get_f64(i)));
+}
+
+// ---- Compare / Where ------------------------------------------------------------------------
+
+template <class T>
+bool compare(CmpOp op, T a, T b) {
+  switch (op) {
+    case CmpOp::Eq:
+      return a == b;
+    case CmpOp::Ne:
+      return a != b;  // the only comparison a NaN makes true
+    case CmpOp::Lt:
+      return a < b;
+    case CmpOp::Le:
+      return a <= b;
+    case CmpOp::Gt:
+      return a > b;
+    case CmpOp::Ge:
+      return a >= b;
+  }
+  return false;
+}
+
+void kernel_compare(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
+  const HostTensor& y = out[0];
+  HostTensor a = broadcast_to(in[0], y.shape), b = broadcast_to(in[1], y.shape);
+  auto op = node.attrs.e<CmpOp>("op");
+  DType t = a.dtype;
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    bool r;
+    if (is_exact(t)) {
+      r = compare(op, a.get_i64(i), b.get_i64(i));
+    } else if (is_complex(t)) {
+      bool eq = a.get_c128(i) == b.get_c128(i);  // only Eq / Ne are claimed on complex
+      r = op == CmpOp::Eq ? eq : !eq;
+    } else {
+      r = compare(op, a.get_f64(i), b.get_f64(i));
+    }
+    y.set_i64(i, r);
+  }
+}
+
+void kernel_where(const Node&, std::span<const HostTensor> in, std::span<HostTensor> out) {
+  const HostTensor& y = out[0];
+  HostTensor c = broadcast_to(in[0], y.shape);
+  HostTensor a = broadcast_to(in[1], y.shape), b = broadcast_to(in[2], y.shape);
+  int size = dtype_size(y.dtype);
+  for_each_index(y.shape, [&](const std::vector<int64_t>& idx) {
+    const HostTensor& src = at_i64(c, idx) != 0 ? a : b;
+    std::memcpy(y.element_ptr(y.offset_of(idx.data())), src.element_ptr(src.offset_of(idx.data())),
+                size);
+  });
+}
+
+// ---- GatedActivation ------------------------------------------------------------------------
+
+// y = act(a) · b with a, b the halves of x along axis; one rounding of the f64 product.
+void kernel_gated_activation(const Node& node, std::span<const HostTensor> in,
+                             std::span<HostTensor> out) {
+  const HostTensor& x = in[0];
+  const HostTensor& y = out[0];
+  auto kind = node.attrs.e<ActivationKind>("kind");
+  int64_t axis = node.attrs.i("axis");
+  if (axis < 0) axis += x.rank();
+  int64_t half = y.shape[axis];
+  const int64_t gate_step = half * x.strides[axis];  // from a's element to b's
+  int64_t linear = 0;
+  for_each_index(y.shape, [&](const std::vector<int64_t>& idx) {
+    int64_t off = x.offset_of(idx.data());
+    double a = load_f64(x, off), b = load_f64(x, off + gate_step);
+    y.set_f64(linear++, activation_f64(kind, a, kNaN) * b);
+  });
+}
+
+// ---- Claims ---------------------------------------------------------------------------------
+
+// Must agree with the shape rules in src/ops/elementwise.cpp; ElementwiseClaims.* tests check
+// every (variant, dtype) cell against them.
+std::vector<int> variants_except(int count, std::initializer_list<int> excluded) {
+  std::vector<int> v;
+  for (int i = 0; i < count; ++i)
+    if (std::find(excluded.begin(), excluded.end(), i) == excluded.end()) v.push_back(i);
+  return v;
+}
+
+int id(ActivationKind k) { return static_cast<int>(k); }
+int id(BinaryOp op) { return static_cast<int>(op); }
+int id(CmpOp op) { return static_cast<int>(op); }
+
+}  // namespace
+
+void register_Elementwise(Registry& r) {
+  using A = ActivationKind;
+  int num_kinds = op_info(OpKind::Activation).num_variants();
+  std::vector<int> float_kinds = variants_except(num_kinds, {id(A::Not)});
+  r.native(OpKind::Activation, kernel_activation, kFloats, float_kinds);
+  r.native(OpKind::Activation, kernel_activation, kInts,
+           {id(A::Identity), id(A::Neg), id(A::Abs), id(A::Sign), id(A::Square), id(A::Relu)});
+  r.native(OpKind::Activation, kernel_activation, kBool, {id(A::Identity)});
+  r.native(OpKind::Activation, kernel_activation, kInts | kBool, {id(A::Not)});
+
+  r.native(OpKind::Cast, kernel_cast, every_dtype());
+  r.native(OpKind::StopGradient, kernel_stop_gradient, every_dtype());
+
+  using B = BinaryOp;
+  r.native(OpKind::Binary, kernel_binary, kNumbers,
+           {id(B::Add), id(B::Sub), id(B::Mul), id(B::Div), id(B::Max), id(B::Min), id(B::Pow),
+            id(B::Mod), id(B::FloorMod)});
+  r.native(OpKind::Binary, kernel_binary, kInts | kBool,
+           {id(B::BitAnd), id(B::BitOr), id(B::BitXor)});
+  r.native(OpKind::Binary, kernel_binary, kInts, {id(B::Shl), id(B::Shr)});
+  r.native(OpKind::Binary, kernel_binary, kFloats, {id(B::Atan2)});
+
+  r.native(OpKind::Compare, kernel_compare, kAll, {id(CmpOp::Eq), id(CmpOp::Ne)});
+  r.native(OpKind::Compare, kernel_compare, kNumbers | kBool,
+           {id(CmpOp::Lt), id(CmpOp::Le), id(CmpOp::Gt), id(CmpOp::Ge)});
+
+  // Claimed by the data dtype (claim_dtype skips the bool condition).
+  r.native(OpKind::Where, kernel_where, kAll);
+  r.native(OpKind::GatedActivation, kernel_gated_activation, kFloats, float_kinds);
+}
+
+}  // namespace tessel::reference

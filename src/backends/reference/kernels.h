@@ -1,0 +1,75 @@
+// The reference backend: the oracle. Plain loops over strided, broadcast-correct views,
+// accumulating in f64 (i64 for integer-exact ops, complex<double> for complex); slow and
+// obviously right. Each category's kernels live in <category>.cpp and register here.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "ir/graph.h"
+#include "runtime/backend.h"
+
+namespace tessel::reference {
+
+// Outputs arrive allocated (contiguous, typed as the node says); absent optional inputs are
+// HostTensors without storage.
+using HostKernel = void (*)(const Node& node, std::span<const HostTensor> in,
+                            std::span<HostTensor> out);
+
+class Registry {
+ public:
+  void native(OpKind kind, HostKernel fn, DTypeSet dtypes, std::vector<int> variants = {});
+  // Runs by rewriting into other claimed kinds (the kind's decomposition in src/ops/).
+  void decomposed(OpKind kind, DTypeSet dtypes, std::vector<int> variants = {});
+
+  ClaimTable claims;
+  std::vector<HostKernel> kernels = std::vector<HostKernel>(kNumOpKinds, nullptr);
+};
+
+#define TESSEL_CATEGORY(e, title) void register_##e(Registry& r);
+#include "ir/ops.def"
+
+// The dtypes the reference computes on.
+inline constexpr DTypeSet kFloats = dtypes::kFloat | dtypes::kFp8;
+inline constexpr DTypeSet kNumbers = kFloats | dtypes::kInt;
+inline constexpr DTypeSet kAll = dtypes::kAll;
+
+inline bool present(const HostTensor& t) { return t.storage != nullptr; }
+
+// A view of `t` broadcast (numpy rules) to `shape`: broadcast axes get stride 0.
+HostTensor broadcast_to(const HostTensor& t, const Shape& shape);
+
+// Calls fn(index) for every multi-index of `shape` in row-major order.
+template <class Fn>
+void for_each_index(const Shape& shape, Fn&& fn) {
+  std::vector<int64_t> idx(shape.size(), 0);
+  int64_t n = shape_numel(shape);
+  for (int64_t i = 0; i < n; ++i) {
+    fn(static_cast<const std::vector<int64_t>&>(idx));
+    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+// Element access by multi-index.
+inline double at_f64(const HostTensor& t, const std::vector<int64_t>& idx);
+inline int64_t at_i64(const HostTensor& t, const std::vector<int64_t>& idx);
+double load_f64(const HostTensor& t, int64_t element_offset);
+int64_t load_i64(const HostTensor& t, int64_t element_offset);
+void store_f64(const HostTensor& t, int64_t element_offset, double v);
+void store_i64(const HostTensor& t, int64_t element_offset, int64_t v);
+
+inline double at_f64(const HostTensor& t, const std::vector<int64_t>& idx) {
+  return load_f64(t, t.offset_of(idx.data()));
+}
+inline int64_t at_i64(const HostTensor& t, const std::vector<int64_t>& idx) {
+  return load_i64(t, t.offset_of(idx.data()));
+}
+
+// Reads an integer index tensor element, wrapping negatives by `dim`; throws Value when out of
+// [-dim, dim).
+int64_t checked_index(const Node& node, int64_t index, int64_t dim, const char* what);
+
+}  // namespace tessel::reference

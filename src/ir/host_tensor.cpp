@@ -1,0 +1,123 @@
+#include "tessel/host_tensor.h"
+
+#include <new>
+#include <sstream>
+
+#include "ir/dtype_convert.h"
+
+namespace tessel {
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::vector<int64_t> contiguous_strides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t s = 1;
+  for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
+    strides[i] = s;
+    s *= shape[i];
+  }
+  return strides;
+}
+
+std::string shape_str(const Shape& shape) {
+  std::ostringstream os;
+  os << '[';
+  for (size_t i = 0; i < shape.size(); ++i) os << (i ? "," : "") << shape[i];
+  os << ']';
+  return os.str();
+}
+
+std::shared_ptr<Storage> Storage::allocate(size_t size) {
+  auto s = std::make_shared<Storage>();
+  try {
+    s->bytes = std::shared_ptr<uint8_t[]>(new uint8_t[size ? size : 1]());
+  } catch (const std::bad_alloc&) {
+    throw_error(ErrorKind::OutOfMemory, "[Storage] cannot allocate ", size, " bytes");
+  }
+  s->size = size;
+  return s;
+}
+
+HostTensor HostTensor::empty(DType dtype, const Shape& shape) {
+  for (int64_t d : shape)
+    if (d < 0)
+      throw_error(ErrorKind::Shape, "[HostTensor] negative dimension in ", shape_str(shape));
+  HostTensor t;
+  t.dtype = dtype;
+  t.shape = shape;
+  t.strides = contiguous_strides(shape);
+  t.storage = Storage::allocate(static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype));
+  return t;
+}
+
+bool HostTensor::is_contiguous() const {
+  return strides == contiguous_strides(shape) || numel() <= 1;
+}
+
+int64_t HostTensor::offset_of(const int64_t* index) const {
+  int64_t off = offset;
+  for (size_t i = 0; i < shape.size(); ++i) off += index[i] * strides[i];
+  return off;
+}
+
+namespace {
+int64_t element_offset(const HostTensor& t, int64_t linear) {
+  int64_t off = t.offset;
+  for (int i = t.rank() - 1; i >= 0; --i) {
+    int64_t d = t.shape[i];
+    if (d == 0) return off;
+    off += (linear % d) * t.strides[i];
+    linear /= d;
+  }
+  return off;
+}
+}  // namespace
+
+double HostTensor::get_f64(int64_t linear) const {
+  return load_as_f64(element_ptr(element_offset(*this, linear)), dtype);
+}
+int64_t HostTensor::get_i64(int64_t linear) const {
+  return load_as_i64(element_ptr(element_offset(*this, linear)), dtype);
+}
+std::complex<double> HostTensor::get_c128(int64_t linear) const {
+  return load_as_c128(element_ptr(element_offset(*this, linear)), dtype);
+}
+void HostTensor::set_f64(int64_t linear, double v, bool saturate) const {
+  store_from_f64(element_ptr(element_offset(*this, linear)), dtype, v, saturate);
+}
+void HostTensor::set_i64(int64_t linear, int64_t v) const {
+  store_from_i64(element_ptr(element_offset(*this, linear)), dtype, v);
+}
+void HostTensor::set_c128(int64_t linear, std::complex<double> v) const {
+  store_from_c128(element_ptr(element_offset(*this, linear)), dtype, v);
+}
+
+std::vector<double> HostTensor::to_f64() const {
+  std::vector<double> out(static_cast<size_t>(numel()));
+  for (int64_t i = 0; i < numel(); ++i) out[i] = get_f64(i);
+  return out;
+}
+
+HostTensor HostTensor::contiguous() const {
+  if (is_contiguous() && offset == 0) return *this;
+  HostTensor out = empty(dtype, shape);
+  int size = dtype_size(dtype);
+  for (int64_t i = 0; i < numel(); ++i)
+    std::memcpy(out.element_ptr(i), element_ptr(element_offset(*this, i)), size);
+  return out;
+}
+
+HostTensor HostTensor::permuted(const std::vector<int>& perm) const {
+  HostTensor v = *this;
+  for (size_t i = 0; i < perm.size(); ++i) {
+    v.shape[i] = shape.at(perm[i]);
+    v.strides[i] = strides.at(perm[i]);
+  }
+  return v;
+}
+
+}  // namespace tessel

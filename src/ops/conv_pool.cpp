@@ -1,0 +1,270 @@
+// Shape rules of the ConvPool category: Conv (1-D/2-D/3-D), Im2Col, ConvTranspose2d, Pool.
+// Every kind runs natively on the reference backend, so none has a decomposition.
+//
+// Window attributes, shared by all kinds: strides / dilations are empty (all 1; a pool's strides
+// default to its kernel) or one per spatial dim; pads are empty (zeros), one per spatial dim
+// (symmetric) or ONNX-style [begins..., ends...].
+#include <string>
+
+#include "ops/rules.h"
+#include "ops/shape_util.h"
+
+namespace tessel {
+namespace {
+
+constexpr DTypeSet kConvFloats = dtypes::kFloat | dtypes::kFp8;
+
+std::string ints_str(const std::vector<int64_t>& v) { return shape_str(v); }
+
+// An ints attribute that is empty (→ `n` copies of `fill`) or has one entry per spatial dim,
+// each >= `min`.
+std::vector<int64_t> per_dim(const InferCtx& ctx, const char* name, int n, int64_t fill,
+                             int64_t min) {
+  const std::vector<int64_t>& v = ctx.attrs().ints(name);
+  if (v.empty()) return std::vector<int64_t>(n, fill);
+  if (static_cast<int>(v.size()) != n)
+    ctx.fail(ErrorKind::Value, name, " ", ints_str(v), " must be empty or have ", n,
+             " entries (one per spatial dim)");
+  for (int64_t e : v)
+    if (e < min) ctx.fail(ErrorKind::Value, name, " ", ints_str(v), " must all be >= ", min);
+  return v;
+}
+
+struct Pads {
+  std::vector<int64_t> begin, end;
+};
+
+// pads: empty, one per spatial dim (symmetric) or, when `allow_begin_end`, [begins..., ends...].
+Pads pads_of(const InferCtx& ctx, int n, bool allow_begin_end) {
+  const std::vector<int64_t>& v = ctx.attrs().ints("pads");
+  Pads p{std::vector<int64_t>(n, 0), std::vector<int64_t>(n, 0)};
+  if (v.empty()) return p;
+  bool symmetric = static_cast<int>(v.size()) == n;
+  bool begin_end = allow_begin_end && static_cast<int>(v.size()) == 2 * n;
+  if (!symmetric && !begin_end) {
+    if (allow_begin_end)
+      ctx.fail(ErrorKind::Value, "pads ", ints_str(v), " must be empty, have ", n,
+               " entries (symmetric) or ", 2 * n, " (ONNX begins then ends)");
+    ctx.fail(ErrorKind::Value, "pads ", ints_str(v), " must be empty or have ", n,
+             " entries (symmetric)");
+  }
+  for (int64_t e : v)
+    if (e < 0) ctx.fail(ErrorKind::Value, "pads ", ints_str(v), " must all be >= 0");
+  for (int d = 0; d < n; ++d) {
+    p.begin[d] = v[d];
+    p.end[d] = symmetric ? v[d] : v[n + d];
+  }
+  return p;
+}
+
+// floor((in + pads - dilation·(k−1) − 1) / stride) + 1, failing when it is below 1.
+int64_t window_out_dim(const InferCtx& ctx, int d, int64_t in, int64_t pb, int64_t pe, int64_t k,
+                       int64_t stride, int64_t dilation) {
+  int64_t span = in + pb + pe - dilation * (k - 1) - 1;
+  if (span < 0)
+    ctx.fail(ErrorKind::Shape, "spatial dim ", d, ": padded input ", in, " + ", pb, " + ", pe,
+             " is smaller than the dilated kernel ", dilation * (k - 1) + 1,
+             "; the output would be empty");
+  return span / stride + 1;
+}
+
+// Conv weights: w [O, C/groups, *k] (transposed=false) or [C, O/groups, *k] (transposed=true).
+// Returns the output channel count O.
+int64_t check_conv_operands(const InferCtx& ctx, bool transposed) {
+  const TensorType& x = ctx.in(0);
+  const TensorType& w = ctx.in(1);
+  require_dtype(ctx, 0, kConvFloats, "x");
+  same_dtype(ctx, {0, 1, 2});
+  if (w.rank() != x.rank())
+    ctx.fail(ErrorKind::Shape, "w must have rank ", x.rank(), " like x ([",
+             transposed ? "C, O/groups" : "O, C/groups", ", *kernel]), got ", w.str());
+  int64_t groups = ctx.attrs().i("groups");
+  if (groups < 1) ctx.fail(ErrorKind::Value, "groups must be >= 1, got ", groups);
+  int64_t c = x.shape[1];
+  if (c % groups != 0)
+    ctx.fail(ErrorKind::Shape, "groups ", groups, " does not divide the input channels ", c);
+  for (int d = 2; d < w.rank(); ++d)
+    if (w.shape[d] < 1) ctx.fail(ErrorKind::Shape, "kernel dims must be >= 1, got w ", w.str());
+  int64_t out_channels;
+  if (transposed) {
+    if (w.shape[0] != c)
+      ctx.fail(ErrorKind::Shape, "w's dim 0 must equal the input channels ", c, ", got w ",
+               w.str());
+    out_channels = w.shape[1] * groups;
+  } else {
+    if (w.shape[1] * groups != c)
+      ctx.fail(ErrorKind::Shape, "w's dim 1 (", w.shape[1], ") × groups (", groups,
+               ") must equal the input channels ", c, ", got w ", w.str());
+    out_channels = w.shape[0];
+    if (out_channels % groups != 0)
+      ctx.fail(ErrorKind::Shape, "groups ", groups, " does not divide the output channels ",
+               out_channels);
+  }
+  if (ctx.has(2) && (ctx.in(2).rank() != 1 || ctx.in(2).shape[0] != out_channels))
+    ctx.fail(ErrorKind::Shape, "b must be [", out_channels, "] (the output channels), got ",
+             ctx.in(2).str());
+  return out_channels;
+}
+
+std::vector<TensorType> infer_conv(const InferCtx& ctx) {
+  require_rank_between(ctx, 0, 3, 5);
+  const TensorType& x = ctx.in(0);
+  int64_t out_channels = check_conv_operands(ctx, false);
+  const Shape& k = ctx.in(1).shape;
+  int sd = x.rank() - 2;
+  auto strides = per_dim(ctx, "strides", sd, 1, 1);
+  auto dilations = per_dim(ctx, "dilations", sd, 1, 1);
+  Pads pads = pads_of(ctx, sd, true);
+  Shape out = {x.shape[0], out_channels};
+  for (int d = 0; d < sd; ++d)
+    out.push_back(window_out_dim(ctx, d, x.shape[2 + d], pads.begin[d], pads.end[d], k[2 + d],
+                                 strides[d], dilations[d]));
+  return {{x.dtype, out}};
+}
+
+std::vector<TensorType> infer_conv_transpose2d(const InferCtx& ctx) {
+  require_rank(ctx, 0, 4);
+  const TensorType& x = ctx.in(0);
+  int64_t out_channels = check_conv_operands(ctx, true);
+  const Shape& k = ctx.in(1).shape;
+  auto strides = per_dim(ctx, "strides", 2, 1, 1);
+  auto dilations = per_dim(ctx, "dilations", 2, 1, 1);
+  auto output_padding = per_dim(ctx, "output_padding", 2, 0, 0);
+  Pads pads = pads_of(ctx, 2, true);
+  Shape out = {x.shape[0], out_channels};
+  for (int d = 0; d < 2; ++d) {
+    if (output_padding[d] >= strides[d] && output_padding[d] >= dilations[d])
+      ctx.fail(ErrorKind::Value, "output_padding ", ints_str(output_padding),
+               " must be smaller than either the stride or the dilation in each dim (strides ",
+               ints_str(strides), ", dilations ", ints_str(dilations), ")");
+    int64_t n = (x.shape[2 + d] - 1) * strides[d] - pads.begin[d] - pads.end[d] +
+                dilations[d] * (k[2 + d] - 1) + output_padding[d] + 1;
+    if (n < 1)
+      ctx.fail(ErrorKind::Shape, "spatial dim ", d, ": output size ", n, " is below 1 (input ",
+               x.shape[2 + d], ", pads ", pads.begin[d], "+", pads.end[d], ")");
+    out.push_back(n);
+  }
+  return {{x.dtype, out}};
+}
+
+std::vector<TensorType> infer_im2col(const InferCtx& ctx) {
+  require_rank(ctx, 0, 4);
+  require_dtype(ctx, 0, kConvFloats | dtypes::kInt, "x");
+  const TensorType& x = ctx.in(0);
+  const std::vector<int64_t>& kernel = ctx.attrs().ints("kernel");
+  if (kernel.size() != 2 || kernel[0] < 1 || kernel[1] < 1)
+    ctx.fail(ErrorKind::Value, "kernel ", ints_str(kernel), " must be 2 ints >= 1 (kh, kw)");
+  auto strides = per_dim(ctx, "strides", 2, 1, 1);
+  auto dilations = per_dim(ctx, "dilations", 2, 1, 1);
+  Pads pads = pads_of(ctx, 2, false);
+  int64_t blocks = 1;
+  for (int d = 0; d < 2; ++d)
+    blocks *= window_out_dim(ctx, d, x.shape[2 + d], pads.begin[d], pads.end[d], kernel[d],
+                             strides[d], dilations[d]);
+  return {{x.dtype, {x.shape[0], x.shape[1] * kernel[0] * kernel[1], blocks}}};
+}
+
+// Output size of one dim of a kernel pool, with PyTorch's ceil_mode rule: the last window must
+// start inside the input or the left padding.
+int64_t pool_out_dim(const InferCtx& ctx, int d, int64_t in, int64_t pb, int64_t pe, int64_t k,
+                     int64_t stride, int64_t dilation, bool ceil_mode) {
+  int64_t span = in + pb + pe - dilation * (k - 1) - 1;
+  if (span < 0)
+    ctx.fail(ErrorKind::Shape, "spatial dim ", d, ": padded input ", in, " + ", pb, " + ", pe,
+             " is smaller than the dilated kernel ", dilation * (k - 1) + 1,
+             "; the output would be empty");
+  int64_t n = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  if (ceil_mode && (n - 1) * stride >= in + pb) --n;
+  return n;
+}
+
+std::vector<TensorType> infer_pool(const InferCtx& ctx) {
+  require_rank_between(ctx, 0, 3, 5);
+  const TensorType& x = ctx.in(0);
+  const Attrs& a = ctx.attrs();
+  auto kind = a.e<PoolKind>("kind");
+  bool max_like = false, adaptive = false;
+  switch (kind) {
+    case PoolKind::Max:
+      max_like = true;
+      break;
+    case PoolKind::Avg:
+      break;
+    case PoolKind::AdaptiveMax:
+      max_like = adaptive = true;
+      break;
+    case PoolKind::AdaptiveAvg:
+      adaptive = true;
+      break;
+    case PoolKind::Lp:
+      break;
+  }
+  require_dtype(ctx, 0, max_like ? kConvFloats | dtypes::kInt : kConvFloats, "x");
+  int sd = x.rank() - 2;
+  Shape out = {x.shape[0], x.shape[1]};
+
+  if (adaptive) {
+    for (const char* name : {"kernel", "strides", "pads", "dilations"})
+      if (!a.ints(name).empty())
+        ctx.fail(ErrorKind::Value, "adaptive pooling takes only output_size; ", name,
+                 " must be empty, got ", ints_str(a.ints(name)));
+    const std::vector<int64_t>& size = a.ints("output_size");
+    if (static_cast<int>(size.size()) != sd)
+      ctx.fail(ErrorKind::Value, "output_size ", ints_str(size), " must have ", sd,
+               " entries (one per spatial dim)");
+    for (int d = 0; d < sd; ++d) {
+      if (size[d] < 1)
+        ctx.fail(ErrorKind::Value, "output_size ", ints_str(size), " must all be >= 1");
+      if (x.shape[2 + d] < 1)
+        ctx.fail(ErrorKind::Shape, "adaptive pooling needs non-empty spatial dims, got x ",
+                 x.str());
+      out.push_back(size[d]);
+    }
+    return {{x.dtype, out}};
+  }
+
+  const std::vector<int64_t>& kernel = a.ints("kernel");
+  if (static_cast<int>(kernel.size()) != sd)
+    ctx.fail(ErrorKind::Value, "kernel ", ints_str(kernel), " must have ", sd,
+             " entries (one per spatial dim)");
+  for (int64_t k : kernel)
+    if (k < 1) ctx.fail(ErrorKind::Value, "kernel ", ints_str(kernel), " must all be >= 1");
+  if (!a.ints("output_size").empty())
+    ctx.fail(ErrorKind::Value, "output_size is only for adaptive pooling, got ",
+             ints_str(a.ints("output_size")));
+  auto strides = per_dim(ctx, "strides", sd, 0, 1);
+  for (int d = 0; d < sd; ++d)
+    if (strides[d] == 0) strides[d] = kernel[d];
+  auto dilations = per_dim(ctx, "dilations", sd, 1, 1);
+  Pads pads = pads_of(ctx, sd, true);
+  if (kind != PoolKind::Max)
+    for (int64_t dil : dilations)
+      if (dil != 1)
+        ctx.fail(ErrorKind::Value, "dilations ", ints_str(a.ints("dilations")),
+                 " are only supported by Max pooling");
+  for (int d = 0; d < sd; ++d) {
+    if (kind == PoolKind::Lp && (pads.begin[d] != 0 || pads.end[d] != 0))
+      ctx.fail(ErrorKind::Value, "Lp pooling takes no padding, got pads ",
+               ints_str(a.ints("pads")));
+    if (pads.begin[d] > kernel[d] / 2 || pads.end[d] > kernel[d] / 2)
+      ctx.fail(ErrorKind::Value, "pads ", ints_str(a.ints("pads")),
+               " must be at most half of the kernel ", ints_str(kernel));
+  }
+  if (kind == PoolKind::Lp && a.i("p") < 1)
+    ctx.fail(ErrorKind::Value, "p must be >= 1 for Lp pooling, got ", a.i("p"));
+  for (int d = 0; d < sd; ++d)
+    out.push_back(pool_out_dim(ctx, d, x.shape[2 + d], pads.begin[d], pads.end[d], kernel[d],
+                               strides[d], dilations[d], a.b("ceil_mode")));
+  return {{x.dtype, out}};
+}
+
+}  // namespace
+
+void register_rules_ConvPool(RuleTable& table) {
+  table[OpKind::Conv].infer = infer_conv;
+  table[OpKind::Im2Col].infer = infer_im2col;
+  table[OpKind::ConvTranspose2d].infer = infer_conv_transpose2d;
+  table[OpKind::Pool].infer = infer_pool;
+}
+
+}  // namespace tessel

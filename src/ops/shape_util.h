@@ -1,0 +1,24 @@
+// Helpers shared by shape rules.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace tessel {
+
+// numpy broadcasting of two shapes; nullopt when incompatible.
+std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b);
+// Axis in [-rank, rank) → [0, rank); fails through ctx otherwise.
+int normalize_axis(const InferCtx& ctx, int64_t axis, int rank, const char* what = "axis");
+// All inputs must share one dtype; returns it.
+DType same_dtype(const InferCtx& ctx, std::initializer_list<int> inputs);
+// Input i's dtype must be in `allowed`.
+void require_dtype(const InferCtx& ctx, int i, DTypeSet allowed, const char* what);
+void require_rank(const InferCtx& ctx, int i, int rank);
+void require_rank_between(const InferCtx& ctx, int i, int lo, int hi);
+// Output like input 0.
+std::vector<TensorType> same_as_input(const InferCtx& ctx);
+
+}  // namespace tessel

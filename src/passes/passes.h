@@ -1,0 +1,40 @@
+// Graph passes: each a named rewrite from a graph to a new graph, small and testable alone.
+// None of them includes a backend header; backends are reached through runtime/backend.h.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "ir/graph.h"
+#include "runtime/backend.h"
+
+namespace tessel {
+
+// Rewrites every node with `fn`, which returns the node's new output values (emitting whatever
+// it needs into `out`) or an empty vector to copy the node unchanged.
+using NodeRewrite =
+    std::function<std::vector<Value>(Graph& out, const Node& node, std::span<const Value> inputs)>;
+Graph rewrite_graph(const Graph& g, const NodeRewrite& fn);
+
+// Replaces each composite by its decomposition once (every kind with a decomposition rule),
+// or only the kinds `select` accepts.
+Graph decompose(const Graph& g, const std::function<bool(const Node&)>& select = {});
+
+// Rewrites until every node is claimed by `backend` natively (or host); decomposes the rest to a
+// fixed point. Throws Unsupported listing *every* node left unclaimed, with op, variant, dtypes,
+// shapes, the backend, and the dtypes the backend does support for that op.
+Graph legalize(const Graph& g, const Backend& backend);
+
+Graph eliminate_dead_code(const Graph& g);  // keeps every Input / Param
+Graph eliminate_common_subexpressions(const Graph& g);
+Graph fold_constants(const Graph& g, int64_t max_elements = 1 << 16);
+
+// Re-runs every node's shape rule and checks topological order; throws Internal on mismatch.
+void verify(const Graph& g, const std::string& after_pass);
+
+// The standard pipeline: fold, CSE, DCE, legalize, DCE, then the backend's compile.
+// TESSEL_DUMP_PASSES=1 prints the graph after each pass; debug builds verify between passes.
+std::unique_ptr<Executable> compile_for(const Graph& g, const Backend& backend);
+
+}  // namespace tessel
