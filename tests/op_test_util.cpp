@@ -49,6 +49,7 @@ HostTensor random_tensor(DType dtype, const Shape& shape, uint64_t seed, double 
 }
 
 HostTensor non_contiguous(const HostTensor& t) {
+  if (!t.storage) return t;
   if (t.rank() < 2) {
     // Every other element of a buffer twice as long.
     HostTensor big = HostTensor::empty(t.dtype, {t.numel() * 2});
@@ -78,6 +79,80 @@ HostTensor non_contiguous(const HostTensor& t) {
   return view;
 }
 
+HostTensor broadcast_view(const HostTensor& t, const Shape& shape) {
+  HostTensor v = t;
+  v.shape = shape;
+  v.strides.assign(shape.size(), 0);
+  size_t lead = shape.size() - t.shape.size();
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    v.strides[lead + i] = t.shape[i] == 1 ? 0 : t.strides[i];
+  return v;
+}
+
+HostTensor cast_to(const HostTensor& t, DType dtype) {
+  if (!t.storage) return t;
+  HostTensor out = HostTensor::empty(dtype, t.shape);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (is_integer(dtype))
+      out.set_i64(i, t.get_i64(i));
+    else
+      out.set_f64(i, t.get_f64(i));
+  }
+  return out;
+}
+
+std::vector<TensorType> infer_types(OpKind kind, const Attrs& attrs,
+                                    const std::vector<std::optional<TensorType>>& inputs) {
+  Graph g;
+  std::vector<Value> values;
+  for (const auto& t : inputs) values.push_back(t ? g.input(t->dtype, t->shape) : Value{});
+  std::vector<TensorType> types;
+  for (Value v : g.add(kind, attrs, values)) types.push_back(g.type(v));
+  return types;
+}
+
+TensorType infer_type(OpKind kind, const Attrs& attrs,
+                      const std::vector<std::optional<TensorType>>& inputs) {
+  return infer_types(kind, attrs, inputs).at(0);
+}
+
+void expect_golden_layouts(OpKind kind, const Attrs& attrs, const std::vector<HostTensor>& inputs,
+                           const HostTensor& expected, double tol, const std::string& what) {
+  expect_close(run_op1(kind, attrs, inputs), expected, tol, tol, what + " (contiguous)");
+  std::vector<HostTensor> strided;
+  for (const HostTensor& t : inputs) strided.push_back(non_contiguous(t));
+  if (!strided.empty() && strided[0].numel() > 1) {
+    EXPECT_FALSE(strided[0].is_contiguous()) << what;
+  }
+  expect_close(run_op1(kind, attrs, strided), expected, tol, tol, what + " (non-contiguous)");
+}
+
+void expect_golden_in(DType dtype, OpKind kind, const Attrs& attrs,
+                      const std::vector<HostTensor>& inputs, const HostTensor& expected,
+                      double rtol, double atol, const std::string& what) {
+  std::vector<HostTensor> cast;
+  for (const HostTensor& t : inputs) cast.push_back(is_float(t.dtype) ? cast_to(t, dtype) : t);
+  HostTensor y = run_op1(kind, attrs, cast);
+  EXPECT_EQ(y.dtype, dtype) << what;
+  expect_close(y, expected, rtol, atol, what + " " + dtype_name(dtype));
+}
+
+void expect_error(ErrorKind kind, const std::function<void()>& fn, const std::string& what,
+                  const std::string& needle) {
+  const std::string context = what.empty() ? "" : what + ": ";
+  try {
+    fn();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), kind) << context << e.what();
+    if (!needle.empty()) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
+          << context << "message lacks '" << needle << "': " << e.what();
+    }
+    return;
+  }
+  ADD_FAILURE() << context << "no " << error_kind_name(kind) << " error thrown";
+}
+
 void expect_close(const HostTensor& actual, const std::vector<double>& expected, double rtol,
                   double atol, const std::string& what) {
   ASSERT_EQ(actual.numel(), static_cast<int64_t>(expected.size())) << what;
@@ -101,14 +176,20 @@ void expect_close(const HostTensor& actual, const HostTensor& expected, double r
 }  // namespace tessel::testing
 
 #include <fstream>
+#include <map>
 
 namespace tessel::testing {
 
-nlohmann::json load_goldens(const std::string& family) {
-  std::string path = std::string(TESSEL_SOURCE_DIR) + "/tests/goldens/" + family + ".json";
-  std::ifstream f(path);
-  if (!f.good()) throw std::runtime_error("missing golden file " + path);
-  return nlohmann::json::parse(f);
+const nlohmann::json& golden_cases_of(const std::string& family) {
+  static std::map<std::string, nlohmann::json> loaded;  // never erased: references stay valid
+  auto it = loaded.find(family);
+  if (it == loaded.end()) {
+    std::string path = std::string(TESSEL_SOURCE_DIR) + "/tests/goldens/" + family + ".json";
+    std::ifstream f(path);
+    if (!f.good()) throw std::runtime_error("missing golden file " + path);
+    it = loaded.emplace(family, nlohmann::json::parse(f)).first;
+  }
+  return it->second.at("cases");
 }
 
 HostTensor tensor_from_json(const nlohmann::json& j) {
@@ -133,6 +214,60 @@ HostTensor tensor_from_json(const nlohmann::json& j) {
     }
   }
   return t;
+}
+
+HostTensor optional_tensor(const nlohmann::json& c, const char* key) {
+  return c.contains(key) && !c[key].is_null() ? tensor_from_json(c[key]) : HostTensor{};
+}
+
+int variant_id(VariantEnum e, const std::string& name) {
+  auto v = enum_value_from_name(e, name);
+  if (!v) throw std::runtime_error("unknown variant " + name);
+  return *v;
+}
+
+Attrs attrs_from_json(OpKind kind, const nlohmann::json& attrs) {
+  const OpInfo& info = op_info(kind);
+  Attrs out;
+  for (const auto& [name, v] : attrs.items()) {
+    const AttrSpec* spec = info.find_attr(name);
+    if (!spec) throw std::runtime_error("golden attr " + name + " not in the schema");
+    switch (spec->type) {
+      case AttrType::Bool:
+        out.set(name, v.get<bool>());
+        break;
+      case AttrType::Int:
+        out.set(name, v.get<int64_t>());
+        break;
+      case AttrType::Float:
+        out.set(name, v.get<double>());
+        break;
+      case AttrType::Ints:
+        out.set(name, v.get<std::vector<int64_t>>());
+        break;
+      case AttrType::Floats:
+        out.set(name, v.get<std::vector<double>>());
+        break;
+      case AttrType::String:
+        out.set(name, v.get<std::string>());
+        break;
+      case AttrType::DType: {
+        auto t = dtype_from_name(v.get<std::string>());
+        if (!t) throw std::runtime_error("bad dtype in golden: " + v.dump());
+        out.set(name, *t);
+        break;
+      }
+      case AttrType::Enum: {
+        auto e = enum_value_from_name(spec->enum_type, v.get<std::string>());
+        if (!e) throw std::runtime_error("bad enum value in golden: " + v.dump());
+        out.set(name, static_cast<int64_t>(*e));
+        break;
+      }
+      case AttrType::Graph:
+        throw std::runtime_error("unexpected attr type in golden: " + name);
+    }
+  }
+  return out;
 }
 
 }  // namespace tessel::testing

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,8 +35,36 @@ inline HostTensor i64(const Shape& shape, const std::vector<int64_t>& v) {
 // Deterministic pseudo-random values in [lo, hi) (not the op RNG; just test data).
 HostTensor random_tensor(DType dtype, const Shape& shape, uint64_t seed, double lo = -1,
                          double hi = 1);
-// A non-contiguous view with the same values as `t`: stored transposed, viewed back.
+// A non-contiguous view with the same values as `t`: stored transposed, viewed back. An absent
+// tensor (no storage) stays absent.
 HostTensor non_contiguous(const HostTensor& t);
+// A stride-0 view of `t` broadcast (numpy rules) to `shape`.
+HostTensor broadcast_view(const HostTensor& t, const Shape& shape);
+// A contiguous copy of `t` converted to `dtype` element by element: exactly (as int64) into an
+// integer dtype, through f64 into any other. An absent tensor (no storage) stays absent.
+HostTensor cast_to(const HostTensor& t, DType dtype);
+
+// The output types the shape rule gives a `kind` node on inputs of these types (nullopt: an
+// absent optional input); throws what adding the node throws.
+std::vector<TensorType> infer_types(OpKind kind, const Attrs& attrs,
+                                    const std::vector<std::optional<TensorType>>& inputs);
+// The first of them.
+TensorType infer_type(OpKind kind, const Attrs& attrs,
+                      const std::vector<std::optional<TensorType>>& inputs);
+
+// Expects `fn` to throw tessel::Error of `kind` and, unless `needle` is empty, a message
+// containing `needle`. `what` names the case in failure messages (may be empty).
+void expect_error(ErrorKind kind, const std::function<void()>& fn, const std::string& what = "",
+                  const std::string& needle = "");
+
+// Golden checks of a single-output op against `expected` (a float64 golden).
+// Runs `inputs` as given and as non-contiguous views; each output within `tol` (rtol and atol).
+void expect_golden_layouts(OpKind kind, const Attrs& attrs, const std::vector<HostTensor>& inputs,
+                           const HostTensor& expected, double tol, const std::string& what);
+// Runs with the float inputs cast to `dtype`; expects a `dtype` output within rtol / atol.
+void expect_golden_in(DType dtype, OpKind kind, const Attrs& attrs,
+                      const std::vector<HostTensor>& inputs, const HostTensor& expected,
+                      double rtol, double atol, const std::string& what);
 
 // Expects same shape and |a - b| <= atol + rtol·|b| elementwise (NaNs must match).
 void expect_close(const HostTensor& actual, const HostTensor& expected, double rtol = 1e-6,
@@ -51,7 +81,17 @@ namespace tessel::testing {
 // Goldens written by tests/goldens/gen_<family>.py (PyTorch 1.13, float64) into
 // tests/goldens/<family>.json. A tensor is {"dtype": "f32", "shape": [...], "data": [...]}
 // (data row-major; NaN/Inf as the strings "nan", "inf", "-inf").
-nlohmann::json load_goldens(const std::string& family);
+
+// The "cases" array of tests/goldens/<family>.json, parsed once and kept for the whole run, so a
+// range-for over it (or a reference into it) never outlives the JSON.
+const nlohmann::json& golden_cases_of(const std::string& family);
 HostTensor tensor_from_json(const nlohmann::json& j);
+// c[key] as a tensor; HostTensor{} (an absent optional input) when the key is missing or null.
+HostTensor optional_tensor(const nlohmann::json& c, const char* key);
+// The value of variant `name` of enum `e`; throws for an unknown name.
+int variant_id(VariantEnum e, const std::string& name);
+// A golden case's attributes ({"name": value}), typed by `kind`'s schema; enums by variant name,
+// dtypes by dtype name. Throws for an attribute the schema lacks or cannot come from JSON.
+Attrs attrs_from_json(OpKind kind, const nlohmann::json& attrs);
 
 }  // namespace tessel::testing

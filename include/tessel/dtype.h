@@ -96,6 +96,9 @@ inline constexpr DTypeSet kInt{DType::U8, DType::I8, DType::I16, DType::I32, DTy
 inline constexpr DTypeSet kNumeric = kFloat | kInt;
 inline constexpr DTypeSet kAll = kNumeric | kFp8 | DTypeSet{DType::Bool, DType::C64};
 inline constexpr DTypeSet kIndex{DType::I32, DType::I64};
+// Every dtype, the storage-only ones included (what pure data movement and Cast run on).
+inline constexpr DTypeSet kEvery = DTypeSet::from_bits((uint64_t{1} << kNumDTypes) - 1);
+static_assert(kNumDTypes < 64, "DTypeSet holds one bit per dtype");
 }  // namespace dtypes
 
 }  // namespace tessel

@@ -21,21 +21,10 @@
 namespace tessel {
 namespace {
 
-// A body's results must name values of the body (it is user-built; never index past it).
-void check_results(const InferCtx& ctx, const Graph& g, const char* name) {
-  for (Value v : g.outputs)
-    if (v.node < 0 || v.node >= g.size() || v.index < 0 ||
-        v.index >= static_cast<int>(g.node(v.node).outputs.size()))
-      ctx.fail(ErrorKind::Value, name, " returns a value it does not hold (%", v.node, ".", v.index,
-               ")");
-}
-
 const Graph& body_graph(const InferCtx& ctx, const char* name) {
-  const auto& g = ctx.attrs().graph(name);
-  if (!g) ctx.fail(ErrorKind::Value, "graph attribute '", name, "' is not set");
-  if (g->outputs.empty()) ctx.fail(ErrorKind::Value, name, " has no outputs");
-  check_results(ctx, *g, name);
-  return *g;
+  const Graph& g = body_attr(ctx, name);
+  check_body_results(ctx, g, name);
+  return g;
 }
 
 std::vector<TensorType> body_inputs(const Graph& g) {

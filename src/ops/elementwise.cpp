@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ir/builder.h"
+#include "ops/elementwise_dtypes.h"
 #include "ops/rules.h"
 #include "ops/shape_util.h"
 
@@ -14,7 +15,8 @@ constexpr DTypeSet kFloats = dtypes::kFloat | dtypes::kFp8;
 constexpr DTypeSet kInts = dtypes::kInt;
 constexpr DTypeSet kBool{DType::Bool};
 
-// The dtypes each variant computes on; the reference backend claims exactly these.
+}  // namespace
+
 DTypeSet activation_dtypes(ActivationKind k) {
   switch (k) {
     case ActivationKind::Identity:
@@ -67,6 +69,8 @@ DTypeSet activation_dtypes(ActivationKind k) {
   return {};
 }
 
+DTypeSet gated_activation_dtypes(ActivationKind k) { return activation_dtypes(k) & kFloats; }
+
 DTypeSet binary_dtypes(BinaryOp op) {
   switch (op) {
     case BinaryOp::Add:
@@ -92,7 +96,6 @@ DTypeSet binary_dtypes(BinaryOp op) {
   return {};
 }
 
-// Ordering comparisons are undefined on complex numbers.
 DTypeSet compare_dtypes(CmpOp op) {
   switch (op) {
     case CmpOp::Eq:
@@ -106,6 +109,8 @@ DTypeSet compare_dtypes(CmpOp op) {
   }
   return {};
 }
+
+namespace {
 
 void require_variant_dtype(const InferCtx& ctx, DType t, DTypeSet allowed, const char* variant) {
   if (allowed.empty()) ctx.fail(ErrorKind::DType, variant, " is not defined here (on any dtype)");
@@ -174,7 +179,7 @@ std::vector<TensorType> infer_gated_activation(const InferCtx& ctx) {
   const TensorType& x = ctx.in(0);
   auto kind = ctx.attrs().e<ActivationKind>("kind");
   std::string name = ctx.node().info().variant_name(static_cast<int>(kind));
-  require_variant_dtype(ctx, x.dtype, activation_dtypes(kind) & kFloats, name.c_str());
+  require_variant_dtype(ctx, x.dtype, gated_activation_dtypes(kind), name.c_str());
   if (x.rank() < 1) ctx.fail(ErrorKind::Shape, "x must have rank >= 1, got ", x.str());
   int axis = normalize_axis(ctx, ctx.attrs().i("axis"), x.rank());
   if (x.shape[axis] % 2 != 0)

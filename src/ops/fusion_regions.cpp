@@ -11,32 +11,13 @@
 namespace tessel {
 namespace {
 
-// A body's results must name values of the body (it is user-built; never index past it).
-void check_results(const InferCtx& ctx, const Graph& g, const char* name) {
-  for (Value v : g.outputs)
-    if (v.node < 0 || v.node >= g.size() || v.index < 0 ||
-        v.index >= static_cast<int>(g.node(v.node).outputs.size()))
-      ctx.fail(ErrorKind::Value, name, " returns a value it does not hold (%", v.node, ".", v.index,
-               ")");
-}
-
 TensorType region_output(const InferCtx& ctx) {
-  const auto& body = ctx.attrs().graph("body");
-  if (!body) ctx.fail(ErrorKind::Value, "graph attribute 'body' is not set");
-  std::vector<int> params = body->input_nodes();
-  if (static_cast<int>(params.size()) != ctx.num_inputs())
-    ctx.fail(ErrorKind::Value, "body takes ", params.size(), " inputs, the node has ",
-             ctx.num_inputs());
-  for (int i = 0; i < ctx.num_inputs(); ++i) {
-    const TensorType& want = body->node(params[i]).outputs.at(0);
-    if (ctx.in(i) != want)
-      ctx.fail(ErrorKind::Shape, "input ", i, " is ", ctx.in(i).str(), " but body input ", i,
-               " is ", want.str());
-  }
-  if (body->outputs.size() != 1)
-    ctx.fail(ErrorKind::Value, "body must return one value, returns ", body->outputs.size());
-  check_results(ctx, *body, "body");
-  return body->type(body->outputs[0]);
+  const Graph& body = body_attr(ctx, "body");
+  check_body_takes_inputs(ctx, body, "body");
+  if (body.outputs.size() != 1)
+    ctx.fail(ErrorKind::Value, "body must return one value, returns ", body.outputs.size());
+  check_body_results(ctx, body, "body");
+  return body.type(body.outputs[0]);
 }
 
 std::vector<TensorType> infer_elementwise_region(const InferCtx& ctx) {

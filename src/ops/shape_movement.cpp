@@ -12,6 +12,7 @@
 #include "ir/builder.h"
 #include "ops/rules.h"
 #include "ops/shape_util.h"
+#include "ops/slice_range.h"
 
 namespace tessel {
 
@@ -164,21 +165,7 @@ std::vector<TensorType> infer_slice(const InferCtx& ctx) {
   for (size_t i = 0; i < n; ++i) {
     int64_t dim = x.shape[ax[i]], step = steps[i];
     if (step == 0) ctx.fail(ErrorKind::Value, "steps must be nonzero, got ", shape_str(steps));
-    int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
-    int64_t end = ends[i] < 0 ? ends[i] + dim : ends[i];
-    int64_t len = 0;
-    if (dim == 0) {
-      len = 0;  // (the negative-step clamp range [0, dim - 1] would be empty)
-    } else if (step > 0) {
-      start = std::clamp<int64_t>(start, 0, dim);
-      end = std::clamp<int64_t>(end, 0, dim);
-      len = end > start ? (end - start - 1) / step + 1 : 0;
-    } else {
-      start = std::clamp<int64_t>(start, 0, dim - 1);
-      end = std::clamp<int64_t>(end, -1, dim - 1);
-      len = start > end ? (start - end - 1) / -step + 1 : 0;
-    }
-    out[ax[i]] = len;
+    out[ax[i]] = slice_range(starts[i], ends[i], step, dim).length;
   }
   return {{x.dtype, out}};
 }

@@ -50,4 +50,32 @@ void require_rank_between(const InferCtx& ctx, int i, int lo, int hi) {
 
 std::vector<TensorType> same_as_input(const InferCtx& ctx) { return {ctx.in(0)}; }
 
+const Graph& body_attr(const InferCtx& ctx, const char* name) {
+  const auto& g = ctx.attrs().graph(name);
+  if (!g) ctx.fail(ErrorKind::Value, "graph attribute '", name, "' is not set");
+  return *g;
+}
+
+void check_body_results(const InferCtx& ctx, const Graph& body, const char* name) {
+  if (body.outputs.empty()) ctx.fail(ErrorKind::Value, name, " has no outputs");
+  for (Value v : body.outputs)
+    if (v.node < 0 || v.node >= body.size() || v.index < 0 ||
+        v.index >= static_cast<int>(body.node(v.node).outputs.size()))
+      ctx.fail(ErrorKind::Value, name, " returns a value it does not hold (%", v.node, ".", v.index,
+               ")");
+}
+
+void check_body_takes_inputs(const InferCtx& ctx, const Graph& body, const char* name) {
+  std::vector<int> params = body.input_nodes();
+  if (static_cast<int>(params.size()) != ctx.num_inputs())
+    ctx.fail(ErrorKind::Value, name, " takes ", params.size(), " inputs, the node has ",
+             ctx.num_inputs());
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    const TensorType& want = body.node(params[i]).outputs.at(0);
+    if (ctx.in(i) != want)
+      ctx.fail(ErrorKind::Shape, "input ", i, " is ", ctx.in(i).str(), " but ", name, " input ", i,
+               " is ", want.str());
+  }
+}
+
 }  // namespace tessel

@@ -21,4 +21,16 @@ void require_rank_between(const InferCtx& ctx, int i, int lo, int hi);
 // Output like input 0.
 std::vector<TensorType> same_as_input(const InferCtx& ctx);
 
+// Body graphs (graph attributes of ControlFlow, FusionRegions, UserExtensible kinds): the
+// parameters are the body's Input nodes in creation order, the results its `outputs`.
+
+// The body in graph attribute `name`; fails (Value) when the attribute is not set.
+const Graph& body_attr(const InferCtx& ctx, const char* name);
+// Fails (Value) when `body` returns nothing or a value it does not hold (it is user-built: never
+// index past it).
+void check_body_results(const InferCtx& ctx, const Graph& body, const char* name);
+// Fails unless `body` takes the node's inputs: as many parameters (Value) of the same types
+// (Shape).
+void check_body_takes_inputs(const InferCtx& ctx, const Graph& body, const char* name);
+
 }  // namespace tessel

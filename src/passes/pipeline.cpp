@@ -6,17 +6,21 @@
 namespace tessel {
 
 std::unique_ptr<Executable> compile_for(const Graph& g, const Backend& backend) {
-  static const bool dump = [] {
-    const char* e = std::getenv("TESSEL_DUMP_PASSES");
+  auto env_on = [](const char* name) {
+    const char* e = std::getenv(name);
     return e && std::string(e) == "1";
-  }();
+  };
+  static const bool dump = env_on("TESSEL_DUMP_PASSES");
+#ifdef TESSEL_DEBUG_VERIFY
+  static const bool check = true;
+#else
+  static const bool check = env_on("TESSEL_VERIFY");  // the test suite sets it
+#endif
   Graph cur = g;
   auto step = [&](const char* name, Graph next) {
     cur = std::move(next);
     if (dump) std::cerr << "--- after " << name << " ---\n" << cur.to_string();
-#ifdef TESSEL_DEBUG_VERIFY
-    verify(cur, name);
-#endif
+    if (check) verify(cur, name);
   };
   step("fold_constants", fold_constants(cur));
   step("cse", eliminate_common_subexpressions(cur));

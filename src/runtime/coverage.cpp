@@ -9,15 +9,9 @@
 namespace tessel {
 namespace {
 
-DTypeSet every_dtype() {
-  DTypeSet s;
-  for (int i = 0; i < kNumDTypes; ++i) s = s | DTypeSet{static_cast<DType>(i)};
-  return s;
-}
-
 // Groups whole families: "float" = f16 bf16 f32 f64, "int" = u8 i8 i16 i32 i64, "fp8".
 std::string compact(DTypeSet s) {
-  if (s == every_dtype()) return "all";
+  if (s == dtypes::kEvery) return "all";
   std::string out;
   auto add = [&](const std::string& word) { out += (out.empty() ? "" : " ") + word; };
   struct Group {

@@ -12,40 +12,8 @@ namespace {
 
 using nlohmann::json;
 
-HostTensor optional_tensor(const json& c, const char* key) {
-  return c.contains(key) && !c[key].is_null() ? tensor_from_json(c[key]) : HostTensor{};
-}
-
-// A stride-0 view of `t` broadcast (numpy rules) to `shape`.
-HostTensor broadcast_view(const HostTensor& t, const Shape& shape) {
-  HostTensor v = t;
-  v.shape = shape;
-  v.strides.assign(shape.size(), 0);
-  size_t lead = shape.size() - t.shape.size();
-  for (size_t i = 0; i < t.shape.size(); ++i)
-    v.strides[lead + i] = t.shape[i] == 1 ? 0 : t.strides[i];
-  return v;
-}
-
-template <class F>
-void expect_error(ErrorKind kind, F&& f, const std::string& what) {
-  try {
-    f();
-    ADD_FAILURE() << what << ": no error thrown";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << what << ": " << e.what();
-  }
-}
-
 auto runner(OpKind k, Attrs a, std::vector<HostTensor> in) {
   return [=] { run_op1(k, a, in); };
-}
-
-template <class E>
-E enum_named(VariantEnum e, const std::string& name) {
-  auto v = enum_value_from_name(e, name);
-  if (!v) throw std::runtime_error("unknown variant " + name);
-  return static_cast<E>(*v);
 }
 
 struct Case {
@@ -58,7 +26,7 @@ Case make_case(const json& c) {
   const std::string op = c.at("op");
   if (op == "Attention") {
     Attrs a;
-    a.set("mask_kind", enum_named<MaskKind>(VariantEnum::MaskKind, c.at("mask_kind")));
+    a.set("mask_kind", variant_id(VariantEnum::MaskKind, c.at("mask_kind")));
     a.set("scale", c.at("scale").get<double>()).set("window", c.at("window").get<int64_t>());
     return {OpKind::Attention,
             a,
@@ -67,7 +35,7 @@ Case make_case(const json& c) {
   }
   if (op == "Rope") {
     Attrs a;
-    a.set("style", enum_named<RopeStyle>(VariantEnum::RopeStyle, c.at("style")));
+    a.set("style", variant_id(VariantEnum::RopeStyle, c.at("style")));
     a.set("base", c.at("base").get<double>()).set("rotary_dim", c.at("rotary_dim").get<int64_t>());
     return {OpKind::Rope, a, {tensor_from_json(c.at("x")), optional_tensor(c, "positions")}};
   }
@@ -85,19 +53,12 @@ Case make_case(const json& c) {
 }
 
 TEST(AttentionPositional, MatchesTorchGoldens) {
-  json g = load_goldens("attention_positional");
   std::map<std::string, int> counts;
-  for (const json& c : g.at("cases")) {
+  for (const json& c : golden_cases_of("attention_positional")) {
     Case k = make_case(c);
     HostTensor expected = tensor_from_json(c.at("y"));
     std::string what = c.at("op").get<std::string>() + " " + c.value("name", std::string());
-    for (bool strided : {false, true}) {
-      std::vector<HostTensor> ins;
-      for (const HostTensor& t : k.inputs)
-        ins.push_back(strided && t.storage ? non_contiguous(t) : t);
-      expect_close(run_op1(k.kind, k.attrs, ins), expected, 1e-12, 1e-12,
-                   what + (strided ? " (non-contiguous)" : ""));
-    }
+    expect_golden_layouts(k.kind, k.attrs, k.inputs, expected, 1e-12, what);
     std::string key = c.at("op");
     if (key == "Attention") key += "/" + c.at("mask_kind").get<std::string>();
     if (key == "Rope") key += "/" + c.at("style").get<std::string>();
@@ -111,23 +72,10 @@ TEST(AttentionPositional, MatchesTorchGoldens) {
 }
 
 TEST(AttentionPositional, GoldensInFloat32) {
-  json g = load_goldens("attention_positional");
-  for (const json& c : g.at("cases")) {
+  for (const json& c : golden_cases_of("attention_positional")) {
     Case k = make_case(c);
-    std::vector<HostTensor> ins;
-    for (const HostTensor& t : k.inputs) {
-      if (!t.storage || !is_float(t.dtype)) {
-        ins.push_back(t);
-        continue;
-      }
-      HostTensor f = HostTensor::empty(DType::F32, t.shape);
-      for (int64_t i = 0; i < t.numel(); ++i) f.set_f64(i, t.get_f64(i));
-      ins.push_back(f);
-    }
-    HostTensor y = run_op1(k.kind, k.attrs, ins);
-    EXPECT_EQ(y.dtype, DType::F32);
-    expect_close(y, tensor_from_json(c.at("y")), 1e-5, 1e-5,
-                 c.at("op").get<std::string>() + " " + c.value("name", std::string()) + " f32");
+    expect_golden_in(DType::F32, k.kind, k.attrs, k.inputs, tensor_from_json(c.at("y")), 1e-5, 1e-5,
+                     c.at("op").get<std::string>() + " " + c.value("name", std::string()));
   }
 }
 

@@ -3,7 +3,6 @@
 // with batch > 1, odd sizes, non-contiguous and stride-0 inputs, low-precision dtypes and
 // bad-input errors.
 #include <cmath>
-#include <functional>
 #include <map>
 
 #include "op_test_util.h"
@@ -13,27 +12,12 @@ namespace {
 
 const double kNaN = std::nan("");
 
-HostTensor cast_to(const HostTensor& t, DType dtype) {
-  HostTensor out = HostTensor::empty(dtype, t.shape);
-  for (int64_t i = 0; i < t.numel(); ++i) out.set_f64(i, t.get_f64(i));
-  return out;
-}
-
 // A stride-0 view of `t` repeated along a new leading axis of size n, and the materialized copy.
 HostTensor repeat_leading(const HostTensor& t, int64_t n) {
   HostTensor v = t;
   v.shape.insert(v.shape.begin(), n);
   v.strides.insert(v.strides.begin(), 0);
   return v;
-}
-
-void expect_error(ErrorKind kind, const std::function<void()>& fn, const std::string& what) {
-  try {
-    fn();
-    ADD_FAILURE() << what << ": no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << what << ": " << e.what();
-  }
 }
 
 Attrs pool_attrs(PoolKind kind) { return Attrs().set("kind", kind); }
@@ -52,30 +36,19 @@ struct GoldenCase {
 std::vector<GoldenCase> golden_cases() {
   static const std::vector<GoldenCase> cases = [] {
     std::vector<GoldenCase> out;
-    const nlohmann::json goldens = load_goldens("conv_pool");  // outlives the loop below
-    for (const auto& c : goldens.at("cases")) {
+    for (const auto& c : golden_cases_of("conv_pool")) {
       GoldenCase g;
       g.name = c.at("name").get<std::string>();
       auto kind = op_from_name(c.at("kind").get<std::string>());
       if (!kind) throw std::runtime_error("unknown kind in golden " + g.name);
       g.kind = *kind;
-      if (c.contains("pool")) {
-        auto v = enum_value_from_name(VariantEnum::PoolKind, c.at("pool").get<std::string>());
-        if (!v) throw std::runtime_error("unknown pool kind in golden " + g.name);
-        g.attrs.set("kind", static_cast<PoolKind>(*v));
-      }
-      for (const auto& [name, v] : c.at("attrs").items()) {
-        if (v.is_array())
-          g.attrs.set(name, v.get<std::vector<int64_t>>());
-        else if (v.is_boolean())
-          g.attrs.set(name, v.get<bool>());
-        else
-          g.attrs.set(name, v.get<int64_t>());
-      }
+      g.attrs = attrs_from_json(g.kind, c.at("attrs"));
+      if (c.contains("pool"))
+        g.attrs.set("kind", variant_id(VariantEnum::PoolKind, c.at("pool").get<std::string>()));
       g.inputs.push_back(tensor_from_json(c.at("x")));
       if (c.contains("w")) {
         g.inputs.push_back(tensor_from_json(c.at("w")));
-        g.inputs.push_back(c.contains("b") ? tensor_from_json(c.at("b")) : HostTensor{});
+        g.inputs.push_back(optional_tensor(c, "b"));
       }
       g.y = tensor_from_json(c.at("y"));
       out.push_back(std::move(g));
@@ -94,18 +67,8 @@ int check_goldens(OpKind kind, std::optional<PoolKind> pool = std::nullopt) {
     if (pool && g.attrs.e<PoolKind>("kind") != *pool) continue;
     ++ran;
     SCOPED_TRACE(g.name);
-    expect_close(run_op1(kind, g.attrs, g.inputs), g.y, 1e-12, 1e-12, g.name + " f64");
-
-    std::vector<HostTensor> strided, single;
-    for (const HostTensor& t : g.inputs) {
-      strided.push_back(t.storage ? non_contiguous(t) : t);
-      single.push_back(t.storage ? cast_to(t, DType::F32) : t);
-    }
-    EXPECT_FALSE(strided[0].is_contiguous());
-    expect_close(run_op1(kind, g.attrs, strided), g.y, 1e-12, 1e-12, g.name + " non-contiguous");
-    HostTensor y32 = run_op1(kind, g.attrs, single);
-    EXPECT_EQ(y32.dtype, DType::F32);
-    expect_close(y32, g.y, 1e-5, 1e-5, g.name + " f32");
+    expect_golden_layouts(kind, g.attrs, g.inputs, g.y, 1e-12, g.name + " f64");
+    expect_golden_in(DType::F32, kind, g.attrs, g.inputs, g.y, 1e-5, 1e-5, g.name);
   }
   return ran;
 }
@@ -129,9 +92,9 @@ TEST(ConvPoolGoldens, LowPrecisionDTypes) {
     if (g.name != "conv2d_stride_pad_dil" && g.name != "avg2d_ceil_excl") continue;
     for (DType dt : {DType::F16, DType::BF16, DType::F8E4M3FN}) {
       std::vector<HostTensor> low;
-      for (const HostTensor& t : g.inputs) low.push_back(t.storage ? cast_to(t, dt) : t);
+      for (const HostTensor& t : g.inputs) low.push_back(cast_to(t, dt));
       std::vector<HostTensor> exact;  // the low-precision values, held in f64
-      for (const HostTensor& t : low) exact.push_back(t.storage ? cast_to(t, DType::F64) : t);
+      for (const HostTensor& t : low) exact.push_back(cast_to(t, DType::F64));
       HostTensor y = run_op1(g.kind, g.attrs, low);
       ASSERT_EQ(y.dtype, dt);
       HostTensor want = cast_to(run_op1(g.kind, g.attrs, exact), dt);

@@ -14,37 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-template <class F>
-void expect_error(ErrorKind kind, F&& f, const std::string& what, const std::string& needle = "") {
-  try {
-    f();
-    ADD_FAILURE() << what << ": no error thrown";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << what << ": " << e.what();
-    if (!needle.empty()) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
-          << what << ": message lacks '" << needle << "': " << e.what();
-    }
-  }
-}
-
-int variant_id(VariantEnum e, const std::string& name) {
-  auto v = enum_value_from_name(e, name);
-  if (!v) throw std::runtime_error("unknown variant " + name);
-  return *v;
-}
-
-// A stride-0 view of `t` broadcast (numpy rules) to `shape`.
-HostTensor broadcast_view(const HostTensor& t, const Shape& shape) {
-  HostTensor v = t;
-  v.shape = shape;
-  v.strides.assign(shape.size(), 0);
-  size_t lead = shape.size() - t.shape.size();
-  for (size_t i = 0; i < t.shape.size(); ++i)
-    v.strides[lead + i] = t.shape[i] == 1 ? 0 : t.strides[i];
-  return v;
-}
-
 HostTensor tensor(DType t, const Shape& shape, const std::vector<double>& v) {
   return HostTensor::from_vector(t, shape, v);
 }
@@ -112,9 +81,8 @@ void check_case(const Case& k, const std::vector<HostTensor>& inputs, const std:
 }
 
 std::vector<Case> golden_cases(const std::string& op) {
-  static const json g = load_goldens("elementwise");
   std::vector<Case> cases;
-  for (const json& c : g.at("cases"))
+  for (const json& c : golden_cases_of("elementwise"))
     if (c.at("op") == op) cases.push_back(make_case(c));
   return cases;
 }

@@ -13,64 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-Attrs attrs_from_json(OpKind kind, const json& j) {
-  const OpInfo& info = op_info(kind);
-  Attrs attrs;
-  for (const auto& [name, v] : j.items()) {
-    const AttrSpec* spec = info.find_attr(name);
-    if (!spec) throw std::runtime_error("golden attr " + name + " not in the schema");
-    switch (spec->type) {
-      case AttrType::Bool:
-        attrs.set(name, v.get<bool>());
-        break;
-      case AttrType::Int:
-        attrs.set(name, v.get<int64_t>());
-        break;
-      case AttrType::Float:
-        attrs.set(name, v.get<double>());
-        break;
-      case AttrType::Ints:
-        attrs.set(name, v.get<std::vector<int64_t>>());
-        break;
-      case AttrType::String:
-        attrs.set(name, v.get<std::string>());
-        break;
-      case AttrType::Enum: {
-        auto e = enum_value_from_name(spec->enum_type, v.get<std::string>());
-        if (!e) throw std::runtime_error("bad enum value in golden: " + v.dump());
-        attrs.set(name, static_cast<int64_t>(*e));
-        break;
-      }
-      case AttrType::Floats:
-      case AttrType::DType:
-      case AttrType::Graph:
-        throw std::runtime_error("unexpected attr type in golden: " + name);
-    }
-  }
-  return attrs;
-}
-
-HostTensor cast_to(const HostTensor& t, DType dtype) {
-  if (!t.storage) return t;
-  HostTensor out = HostTensor::empty(dtype, t.shape);
-  for (int64_t i = 0; i < t.numel(); ++i) out.set_f64(i, t.get_f64(i));
-  return out;
-}
-
-template <class F>
-void expect_error(F&& f, ErrorKind kind, const std::string& needle = "") {
-  try {
-    f();
-    ADD_FAILURE() << "expected a " << error_kind_name(kind) << " error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    if (!needle.empty()) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
-          << "message lacks '" << needle << "': " << e.what();
-    }
-  }
-}
-
 struct GoldenCase {
   std::string name;
   Attrs attrs;
@@ -80,9 +22,8 @@ struct GoldenCase {
 };
 
 std::vector<GoldenCase> goldens_of(OpKind kind) {
-  static const json goldens = load_goldens("fused_composites");
   std::vector<GoldenCase> out;
-  for (const json& c : goldens.at("cases")) {
+  for (const json& c : golden_cases_of("fused_composites")) {
     if (c.at("kind") != op_name(kind)) continue;
     GoldenCase g{c.at("name"), attrs_from_json(kind, c.at("attrs")), {}, {}, c.at("attrs")};
     for (const json& t : c.at("inputs"))
@@ -96,7 +37,7 @@ std::vector<GoldenCase> goldens_of(OpKind kind) {
 std::vector<HostTensor> map_inputs(const std::vector<HostTensor>& ins,
                                    HostTensor (*fn)(const HostTensor&)) {
   std::vector<HostTensor> out;
-  for (const HostTensor& t : ins) out.push_back(t.storage ? fn(t) : HostTensor{});
+  for (const HostTensor& t : ins) out.push_back(fn(t));
   return out;
 }
 
@@ -232,72 +173,71 @@ TEST(FusedCompositesHand, MatMulBiasActLinearLayout) {
 
 using Types = std::vector<std::optional<TensorType>>;
 
-TensorType infer(OpKind kind, const Attrs& attrs, const Types& ins) {
-  Graph g;
-  std::vector<Value> values;
-  for (const auto& t : ins) values.push_back(t ? g.input(t->dtype, t->shape) : Value{});
-  return g.type(g.add(kind, attrs, values).at(0));
-}
-
 TensorType f(Shape s) { return {DType::F32, std::move(s)}; }
 
 TEST(FusedCompositesBadInputs, MlpAndProjection) {
-  auto swiglu = [](Types t) { return [=] { infer(OpKind::FusedSwiGLU, Attrs(), t); }; };
-  EXPECT_EQ(infer(OpKind::FusedSwiGLU, Attrs(), {f({2, 3, 5}), f({5, 7}), f({5, 7}), f({7, 4})}),
-            f({2, 3, 4}));
-  expect_error(swiglu({f({2, 5}), f({4, 7}), f({4, 7}), f({7, 4})}), ErrorKind::Shape, "w_gate");
-  expect_error(swiglu({f({2, 5}), f({5, 7}), f({5, 6}), f({7, 4})}), ErrorKind::Shape, "w_up");
-  expect_error(swiglu({f({2, 5}), f({5, 7}), f({5, 7}), f({6, 4})}), ErrorKind::Shape, "w_down");
-  expect_error(swiglu({f({2, 5}), f({5, 7}), TensorType{DType::F64, {5, 7}}, f({7, 4})}),
-               ErrorKind::DType);
-  expect_error(swiglu({TensorType{DType::I32, {2, 5}}, TensorType{DType::I32, {5, 7}},
-                       TensorType{DType::I32, {5, 7}}, TensorType{DType::I32, {7, 4}}}),
-               ErrorKind::DType);
+  auto swiglu = [](Types t) { return [=] { infer_type(OpKind::FusedSwiGLU, Attrs(), t); }; };
+  EXPECT_EQ(
+      infer_type(OpKind::FusedSwiGLU, Attrs(), {f({2, 3, 5}), f({5, 7}), f({5, 7}), f({7, 4})}),
+      f({2, 3, 4}));
+  expect_error(ErrorKind::Shape, swiglu({f({2, 5}), f({4, 7}), f({4, 7}), f({7, 4})}), "",
+               "w_gate");
+  expect_error(ErrorKind::Shape, swiglu({f({2, 5}), f({5, 7}), f({5, 6}), f({7, 4})}), "", "w_up");
+  expect_error(ErrorKind::Shape, swiglu({f({2, 5}), f({5, 7}), f({5, 7}), f({6, 4})}), "",
+               "w_down");
+  expect_error(ErrorKind::DType,
+               swiglu({f({2, 5}), f({5, 7}), TensorType{DType::F64, {5, 7}}, f({7, 4})}));
+  expect_error(ErrorKind::DType,
+               swiglu({TensorType{DType::I32, {2, 5}}, TensorType{DType::I32, {5, 7}},
+                       TensorType{DType::I32, {5, 7}}, TensorType{DType::I32, {7, 4}}}));
 
   auto lin = [](bool tb, Types t) {
-    return [=] { infer(OpKind::FusedMatMulBiasAct, Attrs().set("transpose_b", tb), t); };
+    return [=] { infer_type(OpKind::FusedMatMulBiasAct, Attrs().set("transpose_b", tb), t); };
   };
-  EXPECT_EQ(infer(OpKind::FusedMatMulBiasAct, Attrs().set("transpose_b", true),
-                  {f({3, 5}), f({4, 5}), std::nullopt}),
+  EXPECT_EQ(infer_type(OpKind::FusedMatMulBiasAct, Attrs().set("transpose_b", true),
+                       {f({3, 5}), f({4, 5}), std::nullopt}),
             f({3, 4}));
-  expect_error(lin(false, {f({3, 5}), f({4, 5}), std::nullopt}), ErrorKind::Shape, "[K,N]");
-  expect_error(lin(true, {f({3, 5}), f({5, 4}), std::nullopt}), ErrorKind::Shape, "[N,K]");
-  expect_error(lin(false, {f({3, 5}), f({5, 4}), f({5})}), ErrorKind::Shape, "b must be [4]");
-  expect_error(lin(false, {f({}), f({5, 4}), std::nullopt}), ErrorKind::Shape);
+  expect_error(ErrorKind::Shape, lin(false, {f({3, 5}), f({4, 5}), std::nullopt}), "", "[K,N]");
+  expect_error(ErrorKind::Shape, lin(true, {f({3, 5}), f({5, 4}), std::nullopt}), "", "[N,K]");
+  expect_error(ErrorKind::Shape, lin(false, {f({3, 5}), f({5, 4}), f({5})}), "", "b must be [4]");
+  expect_error(ErrorKind::Shape, lin(false, {f({}), f({5, 4}), std::nullopt}));
 }
 
 TEST(FusedCompositesBadInputs, NormsAndModulation) {
   auto res = [](OpKind k, double eps, Types t) {
-    return [=] { infer(k, Attrs().set("eps", eps), t); };
+    return [=] { infer_type(k, Attrs().set("eps", eps), t); };
   };
   for (OpKind k : {OpKind::FusedResidualLN, OpKind::FusedResidualRmsNorm}) {
     SCOPED_TRACE(op_name(k));
-    expect_error(res(k, 1e-5, {f({2, 6}), f({3, 6})}), ErrorKind::Shape, "broadcast");
-    expect_error(res(k, 1e-5, {f({2, 6}), f({2, 6}), f({5})}), ErrorKind::Shape, "gamma");
-    expect_error(res(k, -1.0, {f({2, 6}), f({2, 6})}), ErrorKind::Value, "eps");
-    expect_error(res(k, 1e-5, {f({2, 6}), TensorType{DType::F16, {2, 6}}}), ErrorKind::DType);
+    expect_error(ErrorKind::Shape, res(k, 1e-5, {f({2, 6}), f({3, 6})}), "", "broadcast");
+    expect_error(ErrorKind::Shape, res(k, 1e-5, {f({2, 6}), f({2, 6}), f({5})}), "", "gamma");
+    expect_error(ErrorKind::Value, res(k, -1.0, {f({2, 6}), f({2, 6})}), "", "eps");
+    expect_error(ErrorKind::DType, res(k, 1e-5, {f({2, 6}), TensorType{DType::F16, {2, 6}}}));
   }
-  expect_error(res(OpKind::FusedResidualLN, 1e-5, {f({2, 6}), f({2, 6}), f({6}), f({2, 6})}),
-               ErrorKind::Shape, "beta");
+  expect_error(ErrorKind::Shape,
+               res(OpKind::FusedResidualLN, 1e-5, {f({2, 6}), f({2, 6}), f({6}), f({2, 6})}), "",
+               "beta");
 
-  auto ada = [](Types t) { return [=] { infer(OpKind::AdaLayerNorm, Attrs(), t); }; };
-  EXPECT_EQ(infer(OpKind::AdaLayerNorm, Attrs(), {f({2, 5, 6}), f({2, 6}), f({1, 6})}),
+  auto ada = [](Types t) { return [=] { infer_type(OpKind::AdaLayerNorm, Attrs(), t); }; };
+  EXPECT_EQ(infer_type(OpKind::AdaLayerNorm, Attrs(), {f({2, 5, 6}), f({2, 6}), f({1, 6})}),
             f({2, 5, 6}));
-  expect_error(ada({f({5, 6}), f({5, 6}), f({5, 6})}), ErrorKind::Shape, "[B,S,D]");
-  expect_error(ada({f({2, 5, 6}), f({3, 6}), f({2, 6})}), ErrorKind::Shape, "scale");
-  expect_error(ada({f({2, 5, 6}), f({2, 6}), f({2, 5})}), ErrorKind::Shape, "shift");
+  expect_error(ErrorKind::Shape, ada({f({5, 6}), f({5, 6}), f({5, 6})}), "", "[B,S,D]");
+  expect_error(ErrorKind::Shape, ada({f({2, 5, 6}), f({3, 6}), f({2, 6})}), "", "scale");
+  expect_error(ErrorKind::Shape, ada({f({2, 5, 6}), f({2, 6}), f({2, 5})}), "", "shift");
   expect_error(
+      ErrorKind::Value,
       [] {
-        infer(OpKind::AdaLayerNorm, Attrs().set("eps", NAN), {f({2, 5, 6}), f({2, 6}), f({2, 6})});
+        infer_type(OpKind::AdaLayerNorm, Attrs().set("eps", NAN),
+                   {f({2, 5, 6}), f({2, 6}), f({2, 6})});
       },
-      ErrorKind::Value, "eps");
+      "", "eps");
 
-  auto gated = [](Types t) { return [=] { infer(OpKind::GatedResidual, Attrs(), t); }; };
-  EXPECT_EQ(infer(OpKind::GatedResidual, Attrs(), {f({2, 5, 6}), f({2, 5, 6}), f({6})}),
+  auto gated = [](Types t) { return [=] { infer_type(OpKind::GatedResidual, Attrs(), t); }; };
+  EXPECT_EQ(infer_type(OpKind::GatedResidual, Attrs(), {f({2, 5, 6}), f({2, 5, 6}), f({6})}),
             f({2, 5, 6}));
-  expect_error(gated({f({2, 5, 6}), f({2, 5, 5}), f({2, 6})}), ErrorKind::Shape, "y must");
-  expect_error(gated({f({2, 5, 6}), f({2, 5, 6}), f({5, 6})}), ErrorKind::Shape, "gate");
-  expect_error(gated({f({2, 5, 6}), f({2, 5, 6}), f({2, 2, 5, 6})}), ErrorKind::Shape, "gate");
+  expect_error(ErrorKind::Shape, gated({f({2, 5, 6}), f({2, 5, 5}), f({2, 6})}), "", "y must");
+  expect_error(ErrorKind::Shape, gated({f({2, 5, 6}), f({2, 5, 6}), f({5, 6})}), "", "gate");
+  expect_error(ErrorKind::Shape, gated({f({2, 5, 6}), f({2, 5, 6}), f({2, 2, 5, 6})}), "", "gate");
 }
 
 // x [2,5,8], wq [8,8], wk/wv [8,8/heads·kv], wo [8,8].
@@ -316,33 +256,40 @@ Attrs block_attrs(int64_t heads, int64_t kv_heads, MaskKind mask = MaskKind::Non
 }
 
 TEST(FusedCompositesBadInputs, AttentionBlock) {
-  EXPECT_EQ(infer(OpKind::FusedAttentionBlock, block_attrs(4, 2), block_inputs(4, 2, 6)),
+  EXPECT_EQ(infer_type(OpKind::FusedAttentionBlock, block_attrs(4, 2), block_inputs(4, 2, 6)),
             f({2, 5, 6}));
-  auto blk = [](Attrs a, Types t) { return [=] { infer(OpKind::FusedAttentionBlock, a, t); }; };
-  expect_error(blk(block_attrs(2, 0, MaskKind::Custom), block_inputs(2, 2)), ErrorKind::Value,
+  auto blk = [](Attrs a, Types t) {
+    return [=] { infer_type(OpKind::FusedAttentionBlock, a, t); };
+  };
+  expect_error(ErrorKind::Value, blk(block_attrs(2, 0, MaskKind::Custom), block_inputs(2, 2)), "",
                "mask input");
-  expect_error(blk(block_attrs(2, 0, MaskKind::Bias), block_inputs(2, 2)), ErrorKind::Value,
+  expect_error(ErrorKind::Value, blk(block_attrs(2, 0, MaskKind::Bias), block_inputs(2, 2)), "",
                "mask input");
-  expect_error(blk(block_attrs(2, 0, MaskKind::SlidingWindow, -1), block_inputs(2, 2)),
-               ErrorKind::Value, "window");
-  expect_error(blk(block_attrs(0, 0), block_inputs(2, 2)), ErrorKind::Value, "heads");
-  expect_error(blk(block_attrs(4, 3), block_inputs(4, 2)), ErrorKind::Value, "kv_heads");
-  expect_error(blk(block_attrs(4, -1), block_inputs(4, 2)), ErrorKind::Value, "kv_heads");
-  expect_error(blk(block_attrs(3, 0), {f({2, 5, 8}), f({8, 8}), f({8, 8}), f({8, 8}), f({8, 8})}),
-               ErrorKind::Shape, "multiple of heads");
-  expect_error(blk(block_attrs(4, 2), block_inputs(4, 4)), ErrorKind::Shape, "kv_heads·Dh");
-  expect_error(blk(block_attrs(2, 0), {f({2, 5, 8}), f({7, 8}), f({8, 8}), f({8, 8}), f({8, 8})}),
-               ErrorKind::Shape, "wq");
-  expect_error(blk(block_attrs(2, 0), {f({2, 5, 8}), f({8, 8}), f({8, 8}), f({8, 8}), f({6, 8})}),
-               ErrorKind::Shape, "wo");
-  expect_error(blk(block_attrs(2, 0), {f({5, 8}), f({8, 8}), f({8, 8}), f({8, 8}), f({8, 8})}),
-               ErrorKind::Shape, "[B,S,D]");
+  expect_error(ErrorKind::Value,
+               blk(block_attrs(2, 0, MaskKind::SlidingWindow, -1), block_inputs(2, 2)), "",
+               "window");
+  expect_error(ErrorKind::Value, blk(block_attrs(0, 0), block_inputs(2, 2)), "", "heads");
+  expect_error(ErrorKind::Value, blk(block_attrs(4, 3), block_inputs(4, 2)), "", "kv_heads");
+  expect_error(ErrorKind::Value, blk(block_attrs(4, -1), block_inputs(4, 2)), "", "kv_heads");
+  expect_error(ErrorKind::Shape,
+               blk(block_attrs(3, 0), {f({2, 5, 8}), f({8, 8}), f({8, 8}), f({8, 8}), f({8, 8})}),
+               "", "multiple of heads");
+  expect_error(ErrorKind::Shape, blk(block_attrs(4, 2), block_inputs(4, 4)), "", "kv_heads·Dh");
+  expect_error(ErrorKind::Shape,
+               blk(block_attrs(2, 0), {f({2, 5, 8}), f({7, 8}), f({8, 8}), f({8, 8}), f({8, 8})}),
+               "", "wq");
+  expect_error(ErrorKind::Shape,
+               blk(block_attrs(2, 0), {f({2, 5, 8}), f({8, 8}), f({8, 8}), f({8, 8}), f({6, 8})}),
+               "", "wo");
+  expect_error(ErrorKind::Shape,
+               blk(block_attrs(2, 0), {f({5, 8}), f({8, 8}), f({8, 8}), f({8, 8}), f({8, 8})}), "",
+               "[B,S,D]");
   Types with_bias = block_inputs(2, 2);
   with_bias.insert(with_bias.end(), {f({8}), f({8}), f({8}), f({7})});
-  expect_error(blk(block_attrs(2, 0), with_bias), ErrorKind::Shape, "bo");
+  expect_error(ErrorKind::Shape, blk(block_attrs(2, 0), with_bias), "", "bo");
   Types wrong_dtype = block_inputs(2, 2);
   wrong_dtype[3] = TensorType{DType::F64, {8, 8}};
-  expect_error(blk(block_attrs(2, 0), wrong_dtype), ErrorKind::DType);
+  expect_error(ErrorKind::DType, blk(block_attrs(2, 0), wrong_dtype));
 }
 
 TEST(FusedCompositesBadInputs, TransformerLayer) {
@@ -354,25 +301,28 @@ TEST(FusedCompositesBadInputs, TransformerLayer) {
     return t;
   };
   Attrs a = Attrs().set("heads", 2);
-  EXPECT_EQ(infer(OpKind::FusedTransformerLayer, a, layer({8, 8}, {8, 16}, {16, 8})), f({2, 5, 8}));
-  auto bad = [&](Types t) { return [=] { infer(OpKind::FusedTransformerLayer, a, t); }; };
-  expect_error(bad(layer({8, 6}, {8, 16}, {16, 8})), ErrorKind::Shape, "model width");
-  expect_error(bad(layer({8, 8}, {7, 16}, {16, 8})), ErrorKind::Shape, "w1");
-  expect_error(bad(layer({8, 8}, {8, 16}, {15, 8})), ErrorKind::Shape, "w2");
-  expect_error(bad(layer({8, 8}, {8, 16}, {16, 7})), ErrorKind::Shape, "w2");
-  expect_error(bad(layer({8, 8}, {8, 16}, {16, 8}, f({7}))), ErrorKind::Shape, "ln1_gamma");
+  EXPECT_EQ(infer_type(OpKind::FusedTransformerLayer, a, layer({8, 8}, {8, 16}, {16, 8})),
+            f({2, 5, 8}));
+  auto bad = [&](Types t) { return [=] { infer_type(OpKind::FusedTransformerLayer, a, t); }; };
+  expect_error(ErrorKind::Shape, bad(layer({8, 6}, {8, 16}, {16, 8})), "", "model width");
+  expect_error(ErrorKind::Shape, bad(layer({8, 8}, {7, 16}, {16, 8})), "", "w1");
+  expect_error(ErrorKind::Shape, bad(layer({8, 8}, {8, 16}, {15, 8})), "", "w2");
+  expect_error(ErrorKind::Shape, bad(layer({8, 8}, {8, 16}, {16, 7})), "", "w2");
+  expect_error(ErrorKind::Shape, bad(layer({8, 8}, {8, 16}, {16, 8}, f({7}))), "", "ln1_gamma");
   expect_error(
+      ErrorKind::Shape,
       [&] {
-        infer(OpKind::FusedTransformerLayer, Attrs().set("heads", 3),
-              layer({8, 8}, {8, 16}, {16, 8}));
+        infer_type(OpKind::FusedTransformerLayer, Attrs().set("heads", 3),
+                   layer({8, 8}, {8, 16}, {16, 8}));
       },
-      ErrorKind::Shape, "heads");
+      "", "heads");
   expect_error(
+      ErrorKind::Value,
       [&] {
-        infer(OpKind::FusedTransformerLayer, Attrs().set("heads", 2).set("eps", -1.0),
-              layer({8, 8}, {8, 16}, {16, 8}));
+        infer_type(OpKind::FusedTransformerLayer, Attrs().set("heads", 2).set("eps", -1.0),
+                   layer({8, 8}, {8, 16}, {16, 8}));
       },
-      ErrorKind::Value, "eps");
+      "", "eps");
 }
 
 }  // namespace

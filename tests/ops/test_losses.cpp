@@ -10,35 +10,6 @@
 namespace tessel::testing {
 namespace {
 
-template <class F>
-void expect_error(ErrorKind kind, F&& f, const std::string& what) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(error_kind_name(e.kind()), std::string(error_kind_name(kind)))
-        << what << ": " << e.what();
-    return;
-  }
-  ADD_FAILURE() << what << ": no error was thrown";
-}
-
-HostTensor as(const HostTensor& t, DType dtype) {
-  HostTensor r = HostTensor::empty(dtype, t.shape);
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    if (is_integer(dtype))
-      r.set_i64(i, t.get_i64(i));
-    else
-      r.set_f64(i, t.get_f64(i));
-  }
-  return r;
-}
-
-int enum_value(VariantEnum e, const std::string& name) {
-  auto v = enum_value_from_name(e, name);
-  EXPECT_TRUE(v.has_value()) << name;
-  return v.value_or(0);
-}
-
 Attrs loss_attrs(LossKind kind, Reduction reduction, double delta = 1.0, bool log_target = false) {
   return Attrs()
       .set("kind", kind)
@@ -58,8 +29,8 @@ void check_golden(OpKind kind, const Attrs& attrs, const HostTensor& a, const Ho
                   const HostTensor& expected, const std::string& what, bool b_is_labels = false) {
   for (DType dt : {DType::F64, DType::F32}) {
     Tol tol = tol_for(dt);
-    HostTensor aa = as(a, dt);
-    HostTensor bb = b_is_labels ? b : as(b, dt);
+    HostTensor aa = cast_to(a, dt);
+    HostTensor bb = b_is_labels ? b : cast_to(b, dt);
     std::string w = what + " " + dtype_name(dt);
     HostTensor got = run_op1(kind, attrs, {aa, bb});
     EXPECT_EQ(got.dtype, dt) << w;
@@ -70,14 +41,13 @@ void check_golden(OpKind kind, const Attrs& attrs, const HostTensor& a, const Ho
 }
 
 TEST(Losses, LossMatchesTorchForEveryKindAndReduction) {
-  auto goldens = load_goldens("losses");
   std::set<std::pair<std::string, std::string>> seen;
-  for (const auto& c : goldens.at("cases")) {
+  for (const auto& c : golden_cases_of("losses")) {
     if (c.at("op") != "Loss") continue;
     std::string kind = c.at("kind"), reduction = c.at("reduction");
     Attrs attrs = Attrs()
-                      .set("kind", enum_value(VariantEnum::LossKind, kind))
-                      .set("reduction", enum_value(VariantEnum::Reduction, reduction))
+                      .set("kind", variant_id(VariantEnum::LossKind, kind))
+                      .set("reduction", variant_id(VariantEnum::Reduction, reduction))
                       .set("delta", c.at("delta").get<double>())
                       .set("log_target", c.at("log_target").get<bool>());
     HostTensor x = tensor_from_json(c.at("input"));
@@ -93,13 +63,12 @@ TEST(Losses, LossMatchesTorchForEveryKindAndReduction) {
 }
 
 TEST(Losses, SoftmaxCrossEntropyMatchesTorchProbabilityTargets) {
-  auto goldens = load_goldens("losses");
   int n = 0;
-  for (const auto& c : goldens.at("cases")) {
+  for (const auto& c : golden_cases_of("losses")) {
     if (c.at("op") != "SoftmaxCrossEntropy") continue;
     std::string reduction = c.at("reduction");
     Attrs attrs = Attrs()
-                      .set("reduction", enum_value(VariantEnum::Reduction, reduction))
+                      .set("reduction", variant_id(VariantEnum::Reduction, reduction))
                       .set("axis", c.at("axis").get<int64_t>());
     HostTensor logits = tensor_from_json(c.at("logits"));
     std::string what = "SoftmaxCrossEntropy/" + reduction + " axis=" + c.at("axis").dump() + " " +
@@ -112,15 +81,14 @@ TEST(Losses, SoftmaxCrossEntropyMatchesTorchProbabilityTargets) {
 }
 
 TEST(Losses, SoftmaxCrossEntropyWithLogitsMatchesTorchClassIds) {
-  auto goldens = load_goldens("losses");
   int n = 0, smoothed = 0, ignored = 0, spatial = 0;
-  for (const auto& c : goldens.at("cases")) {
+  for (const auto& c : golden_cases_of("losses")) {
     if (c.at("op") != "SoftmaxCrossEntropyWithLogits") continue;
     std::string reduction = c.at("reduction");
     int64_t ignore_index = c.at("ignore_index");
     double eps = c.at("label_smoothing");
     Attrs attrs = Attrs()
-                      .set("reduction", enum_value(VariantEnum::Reduction, reduction))
+                      .set("reduction", variant_id(VariantEnum::Reduction, reduction))
                       .set("ignore_index", ignore_index)
                       .set("label_smoothing", eps);
     HostTensor logits = tensor_from_json(c.at("logits"));
@@ -132,9 +100,9 @@ TEST(Losses, SoftmaxCrossEntropyWithLogitsMatchesTorchClassIds) {
     check_golden(OpKind::SoftmaxCrossEntropyWithLogits, attrs, logits, labels, expected, what,
                  true);
     // Labels of another integer dtype give the same losses.
-    expect_close(
-        run_op1(OpKind::SoftmaxCrossEntropyWithLogits, attrs, {logits, as(labels, DType::I32)}),
-        expected, 1e-10, 1e-12, what + " i32 labels");
+    expect_close(run_op1(OpKind::SoftmaxCrossEntropyWithLogits, attrs,
+                         {logits, cast_to(labels, DType::I32)}),
+                 expected, 1e-10, 1e-12, what + " i32 labels");
     ++n;
     smoothed += eps > 0;
     spatial += logits.rank() > 2;
@@ -264,17 +232,16 @@ TEST(Losses, ReadsBroadcastViews) {
 }
 
 TEST(Losses, NarrowDtypesRoundOnce) {
-  auto goldens = load_goldens("losses");
   int n = 0;
-  for (const auto& c : goldens.at("cases")) {
+  for (const auto& c : golden_cases_of("losses")) {
     if (c.at("op") != "Loss" || c.at("kind") != "Mse") continue;
     Attrs attrs =
         loss_attrs(LossKind::Mse,
-                   static_cast<Reduction>(enum_value(VariantEnum::Reduction, c.at("reduction"))));
+                   static_cast<Reduction>(variant_id(VariantEnum::Reduction, c.at("reduction"))));
     HostTensor x = tensor_from_json(c.at("input")), t = tensor_from_json(c.at("target"));
     HostTensor expected = tensor_from_json(c.at("expected"));
     for (DType dt : {DType::F16, DType::BF16}) {
-      HostTensor got = run_op1(OpKind::Loss, attrs, {as(x, dt), as(t, dt)});
+      HostTensor got = run_op1(OpKind::Loss, attrs, {cast_to(x, dt), cast_to(t, dt)});
       EXPECT_EQ(got.dtype, dt);
       expect_close(got, expected, dt == DType::F16 ? 1e-2 : 5e-2, 2e-2,
                    std::string("Mse ") + dtype_name(dt));
@@ -283,13 +250,13 @@ TEST(Losses, NarrowDtypesRoundOnce) {
   }
   EXPECT_EQ(n, 6);
   // fp8 e4m3: the mean 5/3 is computed in f64 and rounded once to 1.625 (3 mantissa bits).
-  HostTensor x = as(f64({3}, {1, 2, 3}), DType::F8E4M3FN),
-             t = as(f64({3}, {0, 2, 5}), DType::F8E4M3FN);
+  HostTensor x = cast_to(f64({3}, {1, 2, 3}), DType::F8E4M3FN),
+             t = cast_to(f64({3}, {0, 2, 5}), DType::F8E4M3FN);
   HostTensor mean = run_op1(OpKind::Loss, loss_attrs(LossKind::Mse, Reduction::Mean), {x, t});
   EXPECT_EQ(mean.dtype, DType::F8E4M3FN);
   EXPECT_EQ(mean.get_f64(0), 1.625);
   HostTensor ce = run_op1(OpKind::SoftmaxCrossEntropyWithLogits, Attrs(),
-                          {as(f64({2, 2}, {0, 0, 1, 1}), DType::BF16), i64({2}, {0, 1})});
+                          {cast_to(f64({2, 2}, {0, 0, 1, 1}), DType::BF16), i64({2}, {0, 1})});
   EXPECT_EQ(ce.dtype, DType::BF16);
   EXPECT_NEAR(ce.get_f64(0), std::log(2.0), 4e-3);
 }
@@ -375,19 +342,19 @@ TEST(Losses, BadCrossEntropyInputs) {
   expect_error(
       ErrorKind::DType,
       [&] {
-        run_op(OpKind::SoftmaxCrossEntropyWithLogits, ce, {as(logits, DType::I32), labels});
+        run_op(OpKind::SoftmaxCrossEntropyWithLogits, ce, {cast_to(logits, DType::I32), labels});
       },
       "integer logits");
   expect_error(
       ErrorKind::DType,
       [&] {
-        run_op(OpKind::SoftmaxCrossEntropyWithLogits, ce, {logits, as(labels, DType::F32)});
+        run_op(OpKind::SoftmaxCrossEntropyWithLogits, ce, {logits, cast_to(labels, DType::F32)});
       },
       "float labels");
   expect_error(
       ErrorKind::DType,
       [&] {
-        run_op(OpKind::SoftmaxCrossEntropyWithLogits, ce, {logits, as(labels, DType::Bool)});
+        run_op(OpKind::SoftmaxCrossEntropyWithLogits, ce, {logits, cast_to(labels, DType::Bool)});
       },
       "bool labels");
   expect_error(
@@ -446,14 +413,14 @@ TEST(Losses, BadCrossEntropyInputs) {
   expect_error(
       ErrorKind::DType,
       [&] {
-        run_op(OpKind::SoftmaxCrossEntropy, Attrs(), {logits, as(target, DType::F64)});
+        run_op(OpKind::SoftmaxCrossEntropy, Attrs(), {logits, cast_to(target, DType::F64)});
       },
       "soft target dtype mismatch");
   expect_error(
       ErrorKind::DType,
       [&] {
         run_op(OpKind::SoftmaxCrossEntropy, Attrs(),
-               {as(logits, DType::I64), as(target, DType::I64)});
+               {cast_to(logits, DType::I64), cast_to(target, DType::I64)});
       },
       "integer soft logits");
   expect_error(

@@ -10,32 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-HostTensor optional_tensor(const json& c, const char* key) {
-  return c.contains(key) && !c[key].is_null() ? tensor_from_json(c[key]) : HostTensor{};
-}
-
-HostTensor maybe_non_contiguous(const HostTensor& t, bool strided) {
-  return strided && t.storage ? non_contiguous(t) : t;
-}
-
-// A stride-0 view of `t` broadcast (numpy rules) to `shape`.
-HostTensor broadcast_view(const HostTensor& t, const Shape& shape) {
-  HostTensor v = t;
-  v.shape = shape;
-  v.strides.assign(shape.size(), 0);
-  size_t lead = shape.size() - t.shape.size();
-  for (size_t i = 0; i < t.shape.size(); ++i)
-    v.strides[lead + i] = t.shape[i] == 1 ? 0 : t.strides[i];
-  return v;
-}
-
-HostTensor cast_to(const HostTensor& t, DType dtype) {
-  if (!t.storage) return t;
-  HostTensor out = HostTensor::empty(dtype, t.shape);
-  for (int64_t i = 0; i < t.numel(); ++i) out.set_f64(i, t.get_f64(i));
-  return out;
-}
-
 // The golden case as (kind, attrs, inputs in ops.def order).
 struct Case {
   OpKind kind;
@@ -70,29 +44,13 @@ Case make_case(const json& c) {
   throw std::runtime_error("unknown golden op " + op);
 }
 
-template <class F>
-void expect_error(ErrorKind kind, F&& f, const std::string& what) {
-  try {
-    f();
-    ADD_FAILURE() << what << ": no error thrown";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << what << ": " << e.what();
-  }
-}
-
 TEST(Normalization, MatchesTorchGoldens) {
-  json g = load_goldens("normalization");
   std::map<std::string, int> counts;
-  for (const json& c : g.at("cases")) {
+  for (const json& c : golden_cases_of("normalization")) {
     Case k = make_case(c);
     HostTensor expected = tensor_from_json(c.at("y"));
     std::string what = c.at("op").get<std::string>() + " x" + shape_str(k.inputs[0].shape);
-    for (bool strided : {false, true}) {
-      std::vector<HostTensor> ins;
-      for (const HostTensor& t : k.inputs) ins.push_back(maybe_non_contiguous(t, strided));
-      expect_close(run_op1(k.kind, k.attrs, ins), expected, 1e-12, 1e-12,
-                   what + (strided ? " (non-contiguous)" : ""));
-    }
+    expect_golden_layouts(k.kind, k.attrs, k.inputs, expected, 1e-12, what);
     ++counts[c.at("op")];
   }
   for (const char* op : {"LayerNorm", "LayerNorm2d", "GroupNorm", "BatchNormInference", "RmsNorm"})
@@ -100,8 +58,7 @@ TEST(Normalization, MatchesTorchGoldens) {
 }
 
 TEST(Normalization, GoldensInLowPrecisionDTypes) {
-  json g = load_goldens("normalization");
-  for (const json& c : g.at("cases")) {
+  for (const json& c : golden_cases_of("normalization")) {
     Case k = make_case(c);
     HostTensor expected = tensor_from_json(c.at("y"));
     double max_abs = 0;
@@ -109,13 +66,8 @@ TEST(Normalization, GoldensInLowPrecisionDTypes) {
     for (auto [dtype, tol] : {std::pair{DType::F32, 1e-5}, std::pair{DType::BF16, 6e-2}}) {
       // bf16 cannot hold 1000 ± 2 (its spacing there is 4): that case is for f32 and up.
       if (dtype == DType::BF16 && max_abs > 100) continue;
-      std::vector<HostTensor> ins;
-      for (const HostTensor& t : k.inputs) ins.push_back(cast_to(t, dtype));
-      HostTensor y = run_op1(k.kind, k.attrs, ins);
-      EXPECT_EQ(y.dtype, dtype);
       // bf16 inputs are rounded before normalizing, so compare loosely (absolute).
-      expect_close(y, expected, tol, tol * 4,
-                   c.at("op").get<std::string>() + " " + dtype_name(dtype));
+      expect_golden_in(dtype, k.kind, k.attrs, k.inputs, expected, tol, tol * 4, c.at("op"));
     }
   }
 }

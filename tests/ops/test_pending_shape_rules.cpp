@@ -24,12 +24,10 @@ const In kAbsent = std::nullopt;
 // Adds one `kind` node on inputs of the given types; returns its output types ("f32[2,3],
 // i64[]") or, when adding throws, the error kind ("Shape error").
 std::string outcome(OpKind kind, const Attrs& attrs, const std::vector<In>& inputs) {
-  Graph g;
-  std::vector<Value> values;
-  for (const In& in : inputs) values.push_back(in ? g.input(in->dtype, in->shape) : Value{});
   try {
     std::string s;
-    for (Value v : g.add(kind, attrs, values)) s += (s.empty() ? "" : ", ") + g.type(v).str();
+    for (const TensorType& t : infer_types(kind, attrs, inputs))
+      s += (s.empty() ? "" : ", ") + t.str();
     return s;
   } catch (const Error& e) {
     return std::string(error_kind_name(e.kind())) + " error";
@@ -38,11 +36,8 @@ std::string outcome(OpKind kind, const Attrs& attrs, const std::vector<In>& inpu
 
 // The message of the error adding the node throws ("" if none).
 std::string message(OpKind kind, const Attrs& attrs, const std::vector<In>& inputs) {
-  Graph g;
-  std::vector<Value> values;
-  for (const In& in : inputs) values.push_back(in ? g.input(in->dtype, in->shape) : Value{});
   try {
-    g.add(kind, attrs, values);
+    infer_types(kind, attrs, inputs);
   } catch (const Error& e) {
     return e.what();
   }

@@ -10,16 +10,6 @@
 namespace tessel::testing {
 namespace {
 
-template <class F>
-void expect_error(ErrorKind kind, F&& f, const std::string& what) {
-  try {
-    f();
-    ADD_FAILURE() << what << ": no error thrown";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << what << ": " << e.what();
-  }
-}
-
 HostTensor uniform(const Shape& shape, int64_t seed, double low = 0, double high = 1,
                    DType dtype = DType::F64) {
   return run_op1(OpKind::RngUniform,

@@ -16,55 +16,10 @@ using nlohmann::json;
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
-template <class F>
-void expect_error(ErrorKind kind, F&& f, const std::string& what) {
-  try {
-    f();
-    ADD_FAILURE() << what << ": no error thrown";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << what << ": " << e.what();
-  }
-}
-
 void expect_fails(ErrorKind kind, OpKind op, const Attrs& attrs, std::vector<HostTensor> in,
                   const std::string& what) {
   expect_error(
       kind, [&] { run_op(op, attrs, in); }, std::string(op_name(op)) + ": " + what);
-}
-
-Attrs attrs_from_json(OpKind kind, const json& j) {
-  Attrs a;
-  for (const auto& [name, v] : j.items()) {
-    const AttrSpec* spec = op_info(kind).find_attr(name);
-    if (!spec) throw std::runtime_error("unknown attribute " + name);
-    switch (spec->type) {
-      case AttrType::Int:
-        a.set(name, v.get<int64_t>());
-        break;
-      case AttrType::Float:
-        a.set(name, v.get<double>());
-        break;
-      case AttrType::Bool:
-        a.set(name, v.get<bool>());
-        break;
-      case AttrType::Ints:
-        a.set(name, v.get<std::vector<int64_t>>());
-        break;
-      case AttrType::Floats:
-        a.set(name, v.get<std::vector<double>>());
-        break;
-      case AttrType::DType:
-        a.set(name, *dtype_from_name(v.get<std::string>()));
-        break;
-      case AttrType::Enum:
-        a.set(name, int64_t{*enum_value_from_name(spec->enum_type, v.get<std::string>())});
-        break;
-      case AttrType::String:
-      case AttrType::Graph:
-        throw std::runtime_error("unexpected attribute type " + name);
-    }
-  }
-  return a;
 }
 
 struct GoldenCase {
@@ -75,9 +30,8 @@ struct GoldenCase {
 };
 
 std::vector<GoldenCase> golden_cases() {
-  static const json goldens = load_goldens("shape_movement");
   std::vector<GoldenCase> out;
-  for (const json& c : goldens.at("cases")) {
+  for (const json& c : golden_cases_of("shape_movement")) {
     GoldenCase g;
     g.kind = *op_from_name(c.at("kind").get<std::string>());
     g.attrs = attrs_from_json(g.kind, c.at("attrs"));
@@ -109,12 +63,6 @@ void expect_outputs(const std::vector<HostTensor>& got, const std::vector<HostTe
     EXPECT_EQ(got[i].dtype, want[i].dtype) << what;
     expect_close(got[i], want[i], tol, tol, what + " output " + std::to_string(i));
   }
-}
-
-HostTensor cast_to(const HostTensor& t, DType dtype) {
-  HostTensor out = HostTensor::empty(dtype, t.shape);
-  for (int64_t i = 0; i < t.numel(); ++i) out.set_f64(i, t.get_f64(i));
-  return out;
 }
 
 bool is_data(const HostTensor& t) { return t.dtype == DType::F64; }

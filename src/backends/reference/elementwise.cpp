@@ -9,19 +9,12 @@
 
 #include "backends/reference/kernels.h"
 #include "ir/dtype_convert.h"
+#include "ops/elementwise_dtypes.h"
 
 namespace tessel::reference {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr DTypeSet kInts = dtypes::kInt;
-constexpr DTypeSet kBool{DType::Bool};
-
-DTypeSet every_dtype() {
-  DTypeSet s;
-  for (int i = 0; i < kNumDTypes; ++i) s = s | DTypeSet{static_cast<DType>(i)};
-  return s;
-}
 
 bool is_exact(DType t) { return is_integer(t) || t == DType::Bool; }
 
@@ -447,50 +440,26 @@ void kernel_gated_activation(const Node& node, std::span<const HostTensor> in,
 
 // ---- Claims ---------------------------------------------------------------------------------
 
-// Must agree with the shape rules in src/ops/elementwise.cpp; ElementwiseClaims.* tests check
-// every (variant, dtype) cell against them.
-std::vector<int> variants_except(int count, std::initializer_list<int> excluded) {
-  std::vector<int> v;
-  for (int i = 0; i < count; ++i)
-    if (std::find(excluded.begin(), excluded.end(), i) == excluded.end()) v.push_back(i);
-  return v;
+// One claim per variant, on exactly the dtypes its shape rule accepts.
+template <class Variant>
+void claim_variants(Registry& r, OpKind kind, HostKernel fn, DTypeSet (*dtypes)(Variant)) {
+  for (int v = 0; v < op_info(kind).num_variants(); ++v) {
+    DTypeSet s = dtypes(static_cast<Variant>(v));
+    if (!s.empty()) r.native(kind, fn, s, {v});
+  }
 }
-
-int id(ActivationKind k) { return static_cast<int>(k); }
-int id(BinaryOp op) { return static_cast<int>(op); }
-int id(CmpOp op) { return static_cast<int>(op); }
 
 }  // namespace
 
 void register_Elementwise(Registry& r) {
-  using A = ActivationKind;
-  int num_kinds = op_info(OpKind::Activation).num_variants();
-  std::vector<int> float_kinds = variants_except(num_kinds, {id(A::Not)});
-  r.native(OpKind::Activation, kernel_activation, kFloats, float_kinds);
-  r.native(OpKind::Activation, kernel_activation, kInts,
-           {id(A::Identity), id(A::Neg), id(A::Abs), id(A::Sign), id(A::Square), id(A::Relu)});
-  r.native(OpKind::Activation, kernel_activation, kBool, {id(A::Identity)});
-  r.native(OpKind::Activation, kernel_activation, kInts | kBool, {id(A::Not)});
-
-  r.native(OpKind::Cast, kernel_cast, every_dtype());
-  r.native(OpKind::StopGradient, kernel_stop_gradient, every_dtype());
-
-  using B = BinaryOp;
-  r.native(OpKind::Binary, kernel_binary, kNumbers,
-           {id(B::Add), id(B::Sub), id(B::Mul), id(B::Div), id(B::Max), id(B::Min), id(B::Pow),
-            id(B::Mod), id(B::FloorMod)});
-  r.native(OpKind::Binary, kernel_binary, kInts | kBool,
-           {id(B::BitAnd), id(B::BitOr), id(B::BitXor)});
-  r.native(OpKind::Binary, kernel_binary, kInts, {id(B::Shl), id(B::Shr)});
-  r.native(OpKind::Binary, kernel_binary, kFloats, {id(B::Atan2)});
-
-  r.native(OpKind::Compare, kernel_compare, kAll, {id(CmpOp::Eq), id(CmpOp::Ne)});
-  r.native(OpKind::Compare, kernel_compare, kNumbers | kBool,
-           {id(CmpOp::Lt), id(CmpOp::Le), id(CmpOp::Gt), id(CmpOp::Ge)});
-
+  claim_variants(r, OpKind::Activation, kernel_activation, activation_dtypes);
+  r.native(OpKind::Cast, kernel_cast, dtypes::kEvery);
+  r.native(OpKind::StopGradient, kernel_stop_gradient, dtypes::kEvery);
+  claim_variants(r, OpKind::Binary, kernel_binary, binary_dtypes);
+  claim_variants(r, OpKind::Compare, kernel_compare, compare_dtypes);
   // Claimed by the data dtype (claim_dtype skips the bool condition).
   r.native(OpKind::Where, kernel_where, kAll);
-  r.native(OpKind::GatedActivation, kernel_gated_activation, kFloats, float_kinds);
+  claim_variants(r, OpKind::GatedActivation, kernel_gated_activation, gated_activation_dtypes);
 }
 
 }  // namespace tessel::reference

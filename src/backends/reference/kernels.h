@@ -3,6 +3,7 @@
 // obviously right. Each category's kernels live in <category>.cpp and register here.
 #pragma once
 
+#include <cstring>
 #include <span>
 #include <vector>
 
@@ -51,6 +52,27 @@ void for_each_index(const Shape& shape, Fn&& fn) {
       idx[d] = 0;
     }
   }
+}
+
+// Copies one element's bytes: dst at element offset d = src at element offset s (same dtype).
+inline void copy_element(const HostTensor& dst, int64_t d, const HostTensor& src, int64_t s) {
+  std::memcpy(dst.element_ptr(d), src.element_ptr(s), dtype_size(src.dtype));
+}
+
+// out[o] = x[src] for every output index o, where source(o, src) fills src (pure data movement).
+template <class Fn>
+void gather_from(const HostTensor& x, const HostTensor& out, Fn&& source) {
+  std::vector<int64_t> src(x.shape.size(), 0);
+  for_each_index(out.shape, [&](const std::vector<int64_t>& o) {
+    source(o, src);
+    copy_element(out, out.offset_of(o.data()), x, x.offset_of(src.data()));
+  });
+}
+
+// The node's "axis" attribute wrapped into [0, rank) (the shape rule has checked its range).
+inline int axis_attr(const Node& node, int rank) {
+  int64_t a = node.attrs.i("axis");
+  return static_cast<int>(a < 0 ? a + rank : a);
 }
 
 // Element access by multi-index.

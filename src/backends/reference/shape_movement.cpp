@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "backends/reference/kernels.h"
+#include "ops/slice_range.h"
 
 namespace tessel::reference {
 
@@ -17,29 +18,9 @@ namespace {
 
 using Index = std::vector<int64_t>;
 
-constexpr DTypeSet kEvery = DTypeSet::from_bits((uint64_t{1} << kNumDTypes) - 1);
 // Dtypes with one value per element (f4_e2m1fn_x2 packs two into a byte) and a zero encoding.
-constexpr DTypeSet kScalarDTypes =
-    DTypeSet::from_bits(kEvery.bits() & ~DTypeSet{DType::F4E2M1FNx2, DType::F8E8M0FNU}.bits());
-
-void copy_element(const HostTensor& dst, int64_t d, const HostTensor& src, int64_t s) {
-  std::memcpy(dst.element_ptr(d), src.element_ptr(s), dtype_size(src.dtype));
-}
-
-// out[o] = x[src] for every output index o, where source(o, src) fills src.
-template <class Fn>
-void gather_from(const HostTensor& x, const HostTensor& out, Fn&& source) {
-  Index src(x.shape.size(), 0);
-  for_each_index(out.shape, [&](const Index& o) {
-    source(o, src);
-    copy_element(out, out.offset_of(o.data()), x, x.offset_of(src.data()));
-  });
-}
-
-int axis_attr(const Node& node, const char* name, int rank) {
-  int64_t a = node.attrs.i(name);
-  return static_cast<int>(a < 0 ? a + rank : a);
-}
+constexpr DTypeSet kScalarDTypes = DTypeSet::from_bits(
+    dtypes::kEvery.bits() & ~DTypeSet{DType::F4E2M1FNx2, DType::F8E8M0FNU}.bits());
 
 void reshape(const Node&, std::span<const HostTensor> in, std::span<HostTensor> out) {
   int64_t k = 0;  // the output is contiguous: row-major position k is element offset + k
@@ -66,7 +47,7 @@ void place(const HostTensor& x, const HostTensor& out, int axis, int64_t shift) 
 }
 
 void narrow(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
-  int axis = axis_attr(node, "axis", in[0].rank());
+  int axis = axis_attr(node, in[0].rank());
   int64_t start = node.attrs.i("start");
   if (start < 0) start += in[0].shape[axis];
   gather_from(in[0], out[0], [&](const Index& o, Index& s) {
@@ -76,7 +57,7 @@ void narrow(const Node& node, std::span<const HostTensor> in, std::span<HostTens
 }
 
 void concat(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
-  int axis = axis_attr(node, "axis", out[0].rank());
+  int axis = axis_attr(node, out[0].rank());
   int64_t at = 0;
   for (const HostTensor& x : in) {
     place(x, out[0], axis, at);
@@ -85,7 +66,7 @@ void concat(const Node& node, std::span<const HostTensor> in, std::span<HostTens
 }
 
 void split(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
-  int axis = axis_attr(node, "axis", in[0].rank());
+  int axis = axis_attr(node, in[0].rank());
   int64_t at = 0;
   for (const HostTensor& y : out) {
     gather_from(in[0], y, [&](const Index& o, Index& s) {
@@ -116,16 +97,15 @@ void reverse(const Node& node, std::span<const HostTensor> in, std::span<HostTen
 void slice(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
   const HostTensor& x = in[0];
   const auto& starts = node.attrs.ints("starts");
+  const auto& ends = node.attrs.ints("ends");
   const auto& axes = node.attrs.ints("axes");
   const auto& steps = node.attrs.ints("steps");
   Index first(x.rank(), 0), step(x.rank(), 1);
   for (size_t i = 0; i < starts.size(); ++i) {
     int a = static_cast<int>(axes.empty() ? i : axes[i] < 0 ? axes[i] + x.rank() : axes[i]);
     int64_t dim = x.shape[a], st = steps.empty() ? 1 : steps[i];
-    int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
     step[a] = st;
-    first[a] = st > 0 ? std::clamp<int64_t>(s, 0, dim)
-                      : std::clamp<int64_t>(s, 0, std::max<int64_t>(dim - 1, 0));
+    first[a] = slice_range(starts[i], ends[i], st, dim).start;
   }
   gather_from(x, out[0], [&](const Index& o, Index& s) {
     for (int d = 0; d < x.rank(); ++d) s[d] = first[d] + o[d] * step[d];
@@ -264,24 +244,24 @@ void range(const Node& node, std::span<const HostTensor>, std::span<HostTensor> 
 }  // namespace
 
 void register_ShapeMovement(Registry& r) {
-  r.native(OpKind::Reshape, reshape, kEvery);
-  r.native(OpKind::Transpose, transpose, kEvery);
-  r.native(OpKind::Narrow, narrow, kEvery);
-  r.native(OpKind::Concat, concat, kEvery);
-  r.native(OpKind::Expand, expand, kEvery);
-  r.native(OpKind::Reverse, reverse, kEvery);
-  r.native(OpKind::Slice, slice, kEvery);
+  r.native(OpKind::Reshape, reshape, dtypes::kEvery);
+  r.native(OpKind::Transpose, transpose, dtypes::kEvery);
+  r.native(OpKind::Narrow, narrow, dtypes::kEvery);
+  r.native(OpKind::Concat, concat, dtypes::kEvery);
+  r.native(OpKind::Expand, expand, dtypes::kEvery);
+  r.native(OpKind::Reverse, reverse, dtypes::kEvery);
+  r.native(OpKind::Slice, slice, dtypes::kEvery);
   r.native(OpKind::Pad, pad, kScalarDTypes, {static_cast<int>(PadMode::Constant)});
-  r.native(OpKind::Pad, pad, kEvery,
+  r.native(OpKind::Pad, pad, dtypes::kEvery,
            {static_cast<int>(PadMode::Reflect), static_cast<int>(PadMode::Replicate),
             static_cast<int>(PadMode::Circular)});
   r.native(OpKind::Clamp, clamp, kNumbers);
-  r.native(OpKind::Tile, tile, kEvery);
+  r.native(OpKind::Tile, tile, dtypes::kEvery);
   r.native(OpKind::Trilu, trilu, kScalarDTypes);
-  r.native(OpKind::ResizeNearest2x, resize_nearest2x, kEvery);
-  r.native(OpKind::Interpolate3d, interpolate3d, kEvery);
+  r.native(OpKind::ResizeNearest2x, resize_nearest2x, dtypes::kEvery);
+  r.native(OpKind::Interpolate3d, interpolate3d, dtypes::kEvery);
   r.native(OpKind::Range, range, kNumbers);
-  r.native(OpKind::Split, split, kEvery);
+  r.native(OpKind::Split, split, dtypes::kEvery);
   register_ShapeMovementIndexing(r);
 }
 

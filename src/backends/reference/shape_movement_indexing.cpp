@@ -15,27 +15,7 @@ namespace {
 
 using Index = std::vector<int64_t>;
 
-constexpr DTypeSet kEvery = DTypeSet::from_bits((uint64_t{1} << kNumDTypes) - 1);
-
-void copy_element(const HostTensor& dst, int64_t d, const HostTensor& src, int64_t s) {
-  std::memcpy(dst.element_ptr(d), src.element_ptr(s), dtype_size(src.dtype));
-}
-
-template <class Fn>
-void gather_from(const HostTensor& x, const HostTensor& out, Fn&& source) {
-  Index src(x.shape.size(), 0);
-  for_each_index(out.shape, [&](const Index& o) {
-    source(o, src);
-    copy_element(out, out.offset_of(o.data()), x, x.offset_of(src.data()));
-  });
-}
-
 int64_t index_at(const HostTensor& indices, const Index& i) { return at_i64(indices, i); }
-
-int axis_attr(const Node& node, int rank) {
-  int64_t a = node.attrs.i("axis");
-  return static_cast<int>(a < 0 ? a + rank : a);
-}
 
 int64_t row_major(const Shape& shape, const Index& i) {
   int64_t p = 0;
@@ -258,17 +238,17 @@ void one_hot(const Node& node, std::span<const HostTensor> in, std::span<HostTen
 }  // namespace
 
 void register_ShapeMovementIndexing(Registry& r) {
-  r.native(OpKind::Gather, gather, kEvery);
-  r.native(OpKind::Embedding, embedding, kEvery);
-  r.native(OpKind::GatherNd, gather_nd, kEvery);
-  r.native(OpKind::GatherElements, gather_elements, kEvery);
+  r.native(OpKind::Gather, gather, dtypes::kEvery);
+  r.native(OpKind::Embedding, embedding, dtypes::kEvery);
+  r.native(OpKind::GatherNd, gather_nd, dtypes::kEvery);
+  r.native(OpKind::GatherElements, gather_elements, dtypes::kEvery);
   r.native(OpKind::ScatterAdd, scatter_add, kNumbers);
   const std::vector<int> reductions = {
       static_cast<int>(ScatterReduction::Add), static_cast<int>(ScatterReduction::Mul),
       static_cast<int>(ScatterReduction::Max), static_cast<int>(ScatterReduction::Min)};
   for (OpKind k : {OpKind::ScatterNd, OpKind::ScatterElements}) {
     HostKernel fn = k == OpKind::ScatterNd ? scatter_nd : scatter_elements;
-    r.native(k, fn, kEvery, {static_cast<int>(ScatterReduction::None)});
+    r.native(k, fn, dtypes::kEvery, {static_cast<int>(ScatterReduction::None)});
     r.native(k, fn, kNumbers, reductions);
   }
   r.native(OpKind::OneHot, one_hot, dtypes::kInt);
