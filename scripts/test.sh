@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# Sets up, builds, and runs every test (ctest). Skipped tests are reported as skipped.
+# Sets up, builds, and runs every test (ctest): first the normal build, then the same suite
+# built with ASan + UBSan (any report fails the run). Skipped tests are reported as skipped.
+# TESSEL_SKIP_SANITIZE=1 skips the sanitizer pass for a quick local run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
 ./scripts/build.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 600
+if [ "${TESSEL_SKIP_SANITIZE:-0}" != "1" ]; then
+  cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSEL_SANITIZE=ON >/dev/null
+  ninja -C build-sanitize -j"$(nproc)"
+  ctest --test-dir build-sanitize --output-on-failure -j"$(nproc)" --timeout 600
+fi
 echo "test.sh: finished in $(( $(date +%s) - start )) s"
