@@ -63,7 +63,7 @@ TEST(Legalize, UnclaimedNodesAreAllListed) {
   Value x = g.input(DType::F64, {2, 3}, "x64");
   Value y = g.input(DType::F32, {2, 3}, "y32");
   Value a = g.add1(OpKind::Binary, Attrs().set("op", BinaryOp::Add), {x, x});  // f64: unclaimed
-  Value s = g.add1(OpKind::Softmax, Attrs(), {y});                             // kind unclaimed
+  Value s = g.add1(OpKind::Sort, Attrs(), {y});  // kind unclaimed, no decomposition
   g.outputs = {a, s};
   try {
     legalize(g, be);
@@ -76,9 +76,39 @@ TEST(Legalize, UnclaimedNodesAreAllListed) {
     EXPECT_NE(m.find("variant Add"), std::string::npos) << m;
     EXPECT_NE(m.find("f64[2,3]"), std::string::npos) << m;
     EXPECT_NE(m.find("claimed for f32 only"), std::string::npos) << m;
-    EXPECT_NE(m.find("[Softmax] node %3"), std::string::npos) << m;
+    EXPECT_NE(m.find("[Sort] node %3"), std::string::npos) << m;
     EXPECT_NE(m.find("not claimed for any dtype"), std::string::npos) << m;
     EXPECT_NE(m.find("'restricted'"), std::string::npos) << m;
+  }
+}
+
+TEST(Legalize, SoftmaxDecomposesWhereUnclaimed) {
+  // The restricted backend has no Softmax, Reduce or Sub: the decomposition alone cannot make it
+  // legal, and the failure names the kinds it produced.
+  RestrictedBackend be;
+  Graph g;
+  Value x = g.input(DType::F32, {2, 3});
+  g.outputs = {g.add1(OpKind::Softmax, Attrs(), {x})};
+  try {
+    legalize(g, be);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("[Reduce]"), std::string::npos) << e.what();
+  }
+  // On the reference, the decomposed graph matches the native kernel and hand values.
+  for (bool log : {false, true}) {
+    Graph h;
+    Value y = h.input(DType::F64, {2, 3});
+    h.outputs = {h.add1(OpKind::Softmax, Attrs().set("axis", int64_t{1}).set("log", log), {y})};
+    HostTensor in = f64({2, 3}, {1, 2, 3, 0, 0, 1000});
+    auto native = compile_for(h, backend("reference"))->run(std::vector<HostTensor>{in});
+    auto decomposed =
+        compile_for(decompose(h), backend("reference"))->run(std::vector<HostTensor>{in});
+    expect_close(decomposed[0], native[0], 1e-12, 1e-12, log ? "log_softmax" : "softmax");
+    double z = std::exp(-2.0) + std::exp(-1.0) + 1.0;
+    double want = log ? -std::log(z) : 1.0 / z;  // element [0, 2]
+    EXPECT_NEAR(decomposed[0].get_f64(2), want, 1e-12);
+    EXPECT_NEAR(decomposed[0].get_f64(5), log ? 0.0 : 1.0, 1e-12);  // max-shifted: no overflow
   }
 }
 

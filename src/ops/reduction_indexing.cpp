@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "ir/builder.h"
 #include "ops/rules.h"
 #include "ops/shape_util.h"
 
@@ -165,11 +166,25 @@ std::vector<TensorType> infer_sample(const InferCtx& ctx) {
   return {{DType::I64, Shape(x.shape.begin(), x.shape.end() - 1)}};
 }
 
+// Softmax for backends without a kernel: y = exp(x − max) / Σ exp(x − max), or for log-softmax
+// x − max − log Σ exp(x − max); the max keeps exp finite.
+std::vector<Value> decompose_softmax(Graph& g, const Node& n, std::span<const Value> in) {
+  GraphBuilder b(g);
+  int64_t axis = n.attrs.i("axis");
+  Value m = b.stop_gradient(b.reduce(ReduceOp::Max, in[0], {axis}, true));
+  Value shifted = b.sub(in[0], m);
+  Value e = b.exp(shifted);
+  Value total = b.sum(e, {axis}, true);
+  if (n.attrs.b("log")) return {b.sub(shifted, b.log(total))};
+  return {b.div(e, total)};
+}
+
 }  // namespace
 
 void register_rules_ReductionIndexing(RuleTable& table) {
   table[OpKind::Reduce].infer = infer_reduce;
   table[OpKind::Softmax].infer = infer_softmax;
+  table[OpKind::Softmax].decompose = decompose_softmax;
   table[OpKind::Cumsum].infer = infer_scan;
   table[OpKind::CumProd].infer = infer_scan;
   table[OpKind::CumMax].infer = infer_scan;
