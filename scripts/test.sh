@@ -8,6 +8,7 @@ start=$(date +%s)
 ./scripts/build.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 600
 if [ "${TESSEL_SKIP_SANITIZE:-0}" != "1" ]; then
+  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1  # as in build.sh
   cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSEL_SANITIZE=ON >/dev/null
   ninja -C build-sanitize -j"$(nproc)"
   ctest --test-dir build-sanitize --output-on-failure -j"$(nproc)" --timeout 600
