@@ -4,10 +4,8 @@
 namespace tessel::reference {
 
 void register_Sources(Registry& r) {
-  DTypeSet every;
-  for (int i = 0; i < kNumDTypes; ++i) every = every | DTypeSet{static_cast<DType>(i)};
   for (OpKind k : {OpKind::Input, OpKind::Param, OpKind::Constant})
-    r.claims.add({k, every, How::Native, {}});
+    r.claims.add({k, dtypes::kEvery, How::Native, {}});
 }
 
 }  // namespace tessel::reference
