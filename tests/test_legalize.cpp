@@ -30,8 +30,9 @@ class RestrictedBackend : public Backend {
   }
   const std::string& name() const override { return name_; }
   const ClaimTable& claims() const override { return claims_; }
-  std::unique_ptr<Executable> compile(const Graph& g) const override {
-    return backend("reference").compile(g);
+  using Backend::compile;
+  std::unique_ptr<Executable> compile(const Graph& g, const CompileOptions& o) const override {
+    return backend("reference").compile(g, o);
   }
 
  private:

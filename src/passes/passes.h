@@ -35,6 +35,7 @@ void verify(const Graph& g, const std::string& after_pass);
 
 // The standard pipeline: fold, CSE, DCE, legalize, DCE, then the backend's compile.
 // TESSEL_DUMP_PASSES=1 prints the graph after each pass; debug builds verify between passes.
-std::unique_ptr<Executable> compile_for(const Graph& g, const Backend& backend);
+std::unique_ptr<Executable> compile_for(const Graph& g, const Backend& backend,
+                                        const CompileOptions& options = {});
 
 }  // namespace tessel

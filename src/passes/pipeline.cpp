@@ -5,7 +5,8 @@
 
 namespace tessel {
 
-std::unique_ptr<Executable> compile_for(const Graph& g, const Backend& backend) {
+std::unique_ptr<Executable> compile_for(const Graph& g, const Backend& backend,
+                                        const CompileOptions& options) {
   auto env_on = [](const char* name) {
     const char* e = std::getenv(name);
     return e && std::string(e) == "1";
@@ -27,7 +28,7 @@ std::unique_ptr<Executable> compile_for(const Graph& g, const Backend& backend) 
   step("dce", eliminate_dead_code(cur));
   step("legalize", legalize(cur, backend));
   step("dce", eliminate_dead_code(cur));
-  return backend.compile(cur);
+  return backend.compile(cur, options);
 }
 
 }  // namespace tessel

@@ -62,6 +62,8 @@ void register_builtin_backends();
 }  // namespace
 
 std::unique_ptr<Backend> make_reference_backend();  // src/backends/reference/backend.cpp
+// src/backends/cpu/backend.cpp; cpu claims at least what the reference does.
+std::unique_ptr<Backend> make_cpu_backend(const Backend& reference);
 
 void register_backend(std::unique_ptr<Backend> backend) {
   registry().push_back(std::move(backend));
@@ -94,7 +96,10 @@ const Backend& backend(std::string_view name) {
 namespace {
 // The built-in backends, in matrix column order. Deleting a backend's directory means deleting
 // its line here.
-void register_builtin_backends() { register_backend(make_reference_backend()); }
+void register_builtin_backends() {
+  register_backend(make_reference_backend());
+  register_backend(make_cpu_backend(*registry().front()));
+}
 }  // namespace
 
 }  // namespace tessel

@@ -64,13 +64,21 @@ class Executable {
   Profiler profiler_;
 };
 
+struct CompileOptions {
+  // The parity harness's checked mode: outputs poisoned before each kernel and guarded against
+  // out-of-bounds writes (slower; see HostExecOptions for host backends).
+  bool checked = false;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual const std::string& name() const = 0;
   virtual const ClaimTable& claims() const = 0;
   // `g` must be legalized for this backend.
-  virtual std::unique_ptr<Executable> compile(const Graph& g) const = 0;
+  virtual std::unique_ptr<Executable> compile(const Graph& g,
+                                              const CompileOptions& options) const = 0;
+  std::unique_ptr<Executable> compile(const Graph& g) const { return compile(g, {}); }
 };
 
 // Registry, in registration order (the coverage matrix's column order).

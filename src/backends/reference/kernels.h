@@ -8,24 +8,14 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "runtime/backend.h"
+#include "runtime/kernel_registry.h"
+#include "runtime/kernel_util.h"
 
 namespace tessel::reference {
 
-// Outputs arrive allocated (contiguous, typed as the node says); absent optional inputs are
-// HostTensors without storage.
-using HostKernel = void (*)(const Node& node, std::span<const HostTensor> in,
-                            std::span<HostTensor> out);
-
-class Registry {
- public:
-  void native(OpKind kind, HostKernel fn, DTypeSet dtypes, std::vector<int> variants = {});
-  // Runs by rewriting into other claimed kinds (the kind's decomposition in src/ops/).
-  void decomposed(OpKind kind, DTypeSet dtypes, std::vector<int> variants = {});
-
-  ClaimTable claims;
-  std::vector<HostKernel> kernels = std::vector<HostKernel>(kNumOpKinds, nullptr);
-};
+// Kernels see outputs zero-filled (the executor's zero_outputs).
+using tessel::HostKernel;
+using Registry = KernelRegistry;
 
 #define TESSEL_CATEGORY(e, title) void register_##e(Registry& r);
 #include "ir/ops.def"
@@ -34,11 +24,6 @@ class Registry {
 inline constexpr DTypeSet kFloats = dtypes::kFloat | dtypes::kFp8;
 inline constexpr DTypeSet kNumbers = kFloats | dtypes::kInt;
 inline constexpr DTypeSet kAll = dtypes::kAll;
-
-inline bool present(const HostTensor& t) { return t.storage != nullptr; }
-
-// A view of `t` broadcast (numpy rules) to `shape`: broadcast axes get stride 0.
-HostTensor broadcast_to(const HostTensor& t, const Shape& shape);
 
 // Calls fn(index) for every multi-index of `shape` in row-major order.
 template <class Fn>
@@ -69,12 +54,6 @@ void gather_from(const HostTensor& x, const HostTensor& out, Fn&& source) {
   });
 }
 
-// The node's "axis" attribute wrapped into [0, rank) (the shape rule has checked its range).
-inline int axis_attr(const Node& node, int rank) {
-  int64_t a = node.attrs.i("axis");
-  return static_cast<int>(a < 0 ? a + rank : a);
-}
-
 // Element access by multi-index.
 inline double at_f64(const HostTensor& t, const std::vector<int64_t>& idx);
 inline int64_t at_i64(const HostTensor& t, const std::vector<int64_t>& idx);
@@ -89,9 +68,5 @@ inline double at_f64(const HostTensor& t, const std::vector<int64_t>& idx) {
 inline int64_t at_i64(const HostTensor& t, const std::vector<int64_t>& idx) {
   return load_i64(t, t.offset_of(idx.data()));
 }
-
-// Reads an integer index tensor element, wrapping negatives by `dim`; throws Value when out of
-// [-dim, dim).
-int64_t checked_index(const Node& node, int64_t index, int64_t dim, const char* what);
 
 }  // namespace tessel::reference

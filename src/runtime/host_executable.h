@@ -1,0 +1,55 @@
+// Runs a legalized graph node by node on host kernels from a KernelRegistry. Shared by every
+// host backend (reference, cpu). Intermediate buffers come from a liveness-based memory plan:
+// buffers whose lifetimes do not overlap share bytes of one arena, taken from the caching
+// allocator once per run; graph outputs get storage of their own.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/kernel_registry.h"
+
+namespace tessel {
+
+struct HostExecOptions {
+  // Zero every output before its kernel runs (kernels that accumulate into their output).
+  bool zero_outputs = false;
+  // Checked mode (the parity harness): every output gets storage of its own, filled with 0xFF
+  // bytes (NaN for floats, -1 for integers) so unwritten elements show, between guard regions
+  // that must be intact after the kernel or the run fails naming the node.
+  bool poison_and_guard = false;
+};
+
+// Where each intermediate value lives in the arena.
+struct MemoryPlan {
+  struct Buffer {
+    int node, index;    // the value
+    size_t bytes;       // its size
+    int first, last;    // node ids where it is written and last read
+    size_t offset = 0;  // in the arena
+  };
+  std::vector<Buffer> buffers;
+  size_t arena_bytes = 0;  // what the plan needs
+  size_t naive_bytes = 0;  // sum of all buffers (no reuse)
+};
+MemoryPlan plan_memory(const Graph& g);
+
+class HostExecutable : public Executable {
+ public:
+  HostExecutable(const Graph& g, const KernelRegistry& kernels, std::string backend_name,
+                 HostExecOptions options);
+  std::vector<HostTensor> run(std::span<const HostTensor> args) override;
+  const MemoryPlan& memory_plan() const { return plan_; }
+
+ private:
+  Graph g_;
+  const KernelRegistry& kernels_;
+  std::string backend_name_;
+  HostExecOptions options_;
+  MemoryPlan plan_;
+  std::vector<int> last_use_;
+  std::vector<std::vector<int>> planned_;  // [node][output] -> buffer index or -1
+};
+
+}  // namespace tessel

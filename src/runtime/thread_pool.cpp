@@ -1,0 +1,150 @@
+#include "runtime/thread_pool.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "tessel/error.h"
+
+namespace tessel {
+namespace {
+
+thread_local bool t_in_parallel = false;
+
+int default_threads() {
+  if (const char* env = std::getenv("TESSEL_NUM_THREADS")) {
+    char* end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (end == env || *end != '\0' || v < 1 || v > 1024)
+      throw_error(ErrorKind::Value, "TESSEL_NUM_THREADS='", env,
+                  "' is not a thread count in [1, 1024]");
+    return static_cast<int>(v);
+  }
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// Workers wait for a job generation; each job hands out chunk indices from an atomic counter.
+class Pool {
+ public:
+  explicit Pool(int threads) : threads_(threads) {
+    for (int i = 1; i < threads_; ++i) workers_.emplace_back([this] { work(); });
+  }
+  ~Pool() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (auto& w : workers_) w.join();
+  }
+  int threads() const { return threads_; }
+
+  void run(int64_t chunks, const std::function<void(int64_t)>& chunk_fn) {
+    std::unique_lock lock(mu_);
+    fn_ = &chunk_fn;
+    chunks_ = chunks;
+    next_.store(0);
+    done_ = 0;
+    error_ = nullptr;
+    ++generation_;
+    lock.unlock();
+    wake_.notify_all();
+    drain();
+    lock.lock();
+    finished_.wait(lock, [&] { return done_ == chunks_; });
+    fn_ = nullptr;
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  void drain() {
+    t_in_parallel = true;
+    int64_t ran = 0;
+    std::exception_ptr err;
+    for (int64_t c; (c = next_.fetch_add(1)) < chunks_;) {
+      try {
+        (*fn_)(c);
+      } catch (...) {
+        if (!err) err = std::current_exception();
+      }
+      ++ran;
+    }
+    t_in_parallel = false;
+    std::lock_guard lock(mu_);
+    if (err && !error_) error_ = err;
+    done_ += ran;
+    if (done_ == chunks_) finished_.notify_all();
+  }
+
+  void work() {
+    uint64_t seen = 0;
+    for (;;) {
+      std::unique_lock lock(mu_);
+      wake_.wait(lock, [&] { return stop_ || (generation_ != seen && fn_ != nullptr); });
+      if (stop_) return;
+      seen = generation_;
+      lock.unlock();
+      drain();
+    }
+  }
+
+  int threads_;
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable wake_, finished_;
+  const std::function<void(int64_t)>* fn_ = nullptr;
+  int64_t chunks_ = 0, done_ = 0;
+  std::atomic<int64_t> next_{0};
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+  std::exception_ptr error_;
+};
+
+std::mutex g_pool_mu;  // serializes callers from different user threads
+std::unique_ptr<Pool>& pool() {
+  static std::unique_ptr<Pool> p = std::make_unique<Pool>(default_threads());
+  return p;
+}
+
+}  // namespace
+
+int num_threads() { return pool()->threads(); }
+
+void set_num_threads(int n) {
+  if (n < 1) throw_error(ErrorKind::Value, "set_num_threads(", n, "): need at least 1");
+  std::lock_guard lock(g_pool_mu);
+  if (pool()->threads() != n) pool() = std::make_unique<Pool>(n);
+}
+
+void parallel_for(int64_t n, int64_t grain, const RangeFn& fn) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  int threads = t_in_parallel ? 1 : num_threads();
+  int64_t chunks = std::min<int64_t>(threads, (n + grain - 1) / grain);
+  if (chunks <= 1) {
+    fn(0, n);
+    return;
+  }
+  // A few chunks per thread balance uneven work without much scheduling cost.
+  chunks = std::min<int64_t>(n / grain, threads * 4);
+  chunks = std::max<int64_t>(chunks, 2);
+  int64_t per = n / chunks, extra = n % chunks;
+  std::function<void(int64_t)> chunk_fn = [&](int64_t c) {
+    int64_t begin = c * per + std::min(c, extra);
+    fn(begin, begin + per + (c < extra ? 1 : 0));
+  };
+  std::lock_guard lock(g_pool_mu);
+  pool()->run(chunks, chunk_fn);
+}
+
+}  // namespace tessel
