@@ -10,6 +10,7 @@
 #include "backends/reference/kernels.h"
 #include "ir/dtype_convert.h"
 #include "ops/elementwise_dtypes.h"
+#include "ops/scalar_math.h"
 
 namespace tessel::reference {
 namespace {
@@ -19,110 +20,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 bool is_exact(DType t) { return is_integer(t) || t == DType::Bool; }
 
 // ---- Activation -----------------------------------------------------------------------------
-
-double softplus(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
-
-// Round half to even, independent of the FPU rounding mode.
-double round_half_even(double x) {
-  double r = std::round(x);  // half away from zero
-  if (std::abs(x - std::trunc(x)) == 0.5) r = 2.0 * std::round(x / 2.0);
-  return r;
-}
-
-// PyTorch's definitions, in f64. `alpha` is NaN for the kind's default.
-double activation_f64(ActivationKind k, double x, double alpha) {
-  constexpr double kSeluScale = 1.0507009873554804934193349852946;
-  constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
-  switch (k) {
-    case ActivationKind::Gelu:
-      return 0.5 * x * (1.0 + std::erf(x * M_SQRT1_2));
-    case ActivationKind::GeluApprox: {
-      constexpr double kBeta = 0.7978845608028654;  // sqrt(2 / pi)
-      return 0.5 * x * (1.0 + std::tanh(kBeta * (x + 0.044715 * x * x * x)));
-    }
-    case ActivationKind::Silu:
-      return x / (1.0 + std::exp(-x));
-    case ActivationKind::Relu:
-      return x < 0 ? 0.0 : x;  // NaN and -0 pass through
-    case ActivationKind::Sigmoid:
-      return 1.0 / (1.0 + std::exp(-x));
-    case ActivationKind::Tanh:
-      return std::tanh(x);
-    case ActivationKind::Exp:
-      return std::exp(x);
-    case ActivationKind::Log:
-      return std::log(x);
-    case ActivationKind::Sqrt:
-      return std::sqrt(x);
-    case ActivationKind::Rsqrt:
-      return 1.0 / std::sqrt(x);
-    case ActivationKind::Neg:
-      return -x;
-    case ActivationKind::Abs:
-      return std::abs(x);
-    case ActivationKind::Sin:
-      return std::sin(x);
-    case ActivationKind::Cos:
-      return std::cos(x);
-    case ActivationKind::Tan:
-      return std::tan(x);
-    case ActivationKind::Atan:
-      return std::atan(x);
-    case ActivationKind::Round:
-      return round_half_even(x);
-    case ActivationKind::Identity:
-      return x;
-    case ActivationKind::LeakyRelu:
-      return x > 0 ? x : x * (std::isnan(alpha) ? 0.01 : alpha);
-    case ActivationKind::Elu:
-      return x > 0 ? x : (std::isnan(alpha) ? 1.0 : alpha) * std::expm1(x);
-    case ActivationKind::Selu:
-      return kSeluScale * (x > 0 ? x : kSeluAlpha * std::expm1(x));
-    case ActivationKind::Softplus:
-      return softplus(x);
-    case ActivationKind::Softsign:
-      return x / (1.0 + std::abs(x));
-    case ActivationKind::HardSigmoid:
-      return std::isnan(x) ? x : std::clamp(x + 3.0, 0.0, 6.0) / 6.0;
-    case ActivationKind::HardSwish:
-      return std::isnan(x) ? x : x * std::clamp(x + 3.0, 0.0, 6.0) / 6.0;
-    case ActivationKind::Mish:
-      return x * std::tanh(softplus(x));
-    case ActivationKind::Erf:
-      return std::erf(x);
-    case ActivationKind::Expm1:
-      return std::expm1(x);
-    case ActivationKind::Log1p:
-      return std::log1p(x);
-    case ActivationKind::Reciprocal:
-      return 1.0 / x;
-    case ActivationKind::Square:
-      return x * x;
-    case ActivationKind::Asin:
-      return std::asin(x);
-    case ActivationKind::Acos:
-      return std::acos(x);
-    case ActivationKind::Sinh:
-      return std::sinh(x);
-    case ActivationKind::Cosh:
-      return std::cosh(x);
-    case ActivationKind::Asinh:
-      return std::asinh(x);
-    case ActivationKind::Acosh:
-      return std::acosh(x);
-    case ActivationKind::Atanh:
-      return std::atanh(x);
-    case ActivationKind::Sign:
-      return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;  // NaN -> 0, as PyTorch
-    case ActivationKind::Floor:
-      return std::floor(x);
-    case ActivationKind::Ceil:
-      return std::ceil(x);
-    case ActivationKind::Not:
-      return kNaN;  // rejected on floats by the shape rule
-  }
-  return kNaN;
-}
 
 // Integer and bool variants; wraparound through uint64, wrapped again to the width by the store.
 int64_t activation_i64(ActivationKind k, int64_t v, DType t) {
