@@ -9,7 +9,10 @@ start=$(date +%s)
 ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 600
 if [ "${TESSEL_SKIP_SANITIZE:-0}" != "1" ]; then
   export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1  # as in build.sh
-  cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSEL_SANITIZE=ON >/dev/null
+  # The sanitizer build compiles the cpu kernels for the portable and AVX-512 paths only (the
+  # AVX2 path is proven by the normal build's parity.cpu.avx2), to keep CI time bounded.
+  cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSEL_SANITIZE=ON \
+    "-DTESSEL_CPU_ISAS=PORTABLE;AVX512" >/dev/null
   ninja -C build-sanitize -j"$(nproc)"
   ctest --test-dir build-sanitize --output-on-failure -j"$(nproc)" --timeout 600
 fi

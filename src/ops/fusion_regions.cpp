@@ -1,4 +1,5 @@
-// Shape rules of the FusionRegions category (kernels pending: "cpu backend (fusion pass)").
+// Shape rules of the FusionRegions category, and the decomposition of ElementwiseRegion (its
+// body inlined), which is how a backend without a region kernel runs one.
 //
 // A region's `body` graph takes the node's inputs (its Input nodes, in creation order, typed
 // exactly like the node's inputs) and returns one value: the node's output. An elementwise
@@ -34,12 +35,32 @@ std::vector<TensorType> infer_elementwise_region(const InferCtx& ctx) {
   return {y};
 }
 
+std::vector<Value> inline_body(Graph& g, const Node& node, std::span<const Value> in) {
+  const Graph& body = *node.attrs.graph("body");
+  std::vector<std::vector<Value>> map(body.size());
+  size_t next = 0;
+  for (const Node& n : body.nodes()) {
+    if (n.kind == OpKind::Input) {
+      map[n.id] = {in[next++]};
+    } else if (n.kind == OpKind::Constant) {
+      map[n.id] = {g.constant(*n.literal, n.name)};
+    } else {
+      std::vector<Value> args;
+      for (Value v : n.inputs) args.push_back(v.valid() ? map[v.node][v.index] : Value{});
+      map[n.id] = g.add(n.kind, n.attrs, std::move(args), n.name);
+    }
+  }
+  Value y = body.outputs[0];
+  return {map[y.node][y.index]};
+}
+
 std::vector<TensorType> infer_transform_region(const InferCtx& ctx) { return {region_output(ctx)}; }
 
 }  // namespace
 
 void register_rules_FusionRegions(RuleTable& table) {
   table[OpKind::ElementwiseRegion].infer = infer_elementwise_region;
+  table[OpKind::ElementwiseRegion].decompose = inline_body;
   table[OpKind::TransformRegion].infer = infer_transform_region;
   table[OpKind::BatchElementwiseRegion].infer = infer_elementwise_region;
 }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "tessel/error.h"
+
 namespace tessel {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -109,6 +111,42 @@ double activation_f64(ActivationKind k, double x, double alpha) {
     case ActivationKind::Not:
       return kNaN;  // rejected on floats by the shape rule
   }
+  return kNaN;
+}
+
+double binary_f64(BinaryOp op, double a, double b) {
+  switch (op) {
+    case BinaryOp::Add:
+      return a + b;
+    case BinaryOp::Sub:
+      return a - b;
+    case BinaryOp::Mul:
+      return a * b;
+    case BinaryOp::Div:
+      return a / b;
+    case BinaryOp::Max:
+      return std::isnan(a) || std::isnan(b) ? kNaN : std::max(a, b);
+    case BinaryOp::Min:
+      return std::isnan(a) || std::isnan(b) ? kNaN : std::min(a, b);
+    case BinaryOp::Pow:
+      return std::pow(a, b);
+    case BinaryOp::Mod:
+      return std::fmod(a, b);
+    case BinaryOp::FloorMod: {
+      double r = std::fmod(a, b);
+      if (r != 0 && ((r < 0) != (b < 0))) r += b;
+      return r;
+    }
+    case BinaryOp::Atan2:
+      return std::atan2(a, b);
+    case BinaryOp::BitAnd:
+    case BinaryOp::BitOr:
+    case BinaryOp::BitXor:
+    case BinaryOp::Shl:
+    case BinaryOp::Shr:
+      break;  // integer-only: the shape rule rejects float inputs
+  }
+  TESSEL_ASSERT(false, "float binary op not claimed");
   return kNaN;
 }
 

@@ -30,10 +30,15 @@ Graph eliminate_dead_code(const Graph& g);  // keeps every Input / Param
 Graph eliminate_common_subexpressions(const Graph& g);
 Graph fold_constants(const Graph& g, int64_t max_elements = 1 << 16);
 
+// Rewrites GEMM epilogues into FusedMatMulBiasAct and elementwise chains into ElementwiseRegion
+// where `backend` claims those natively (after legalization; see src/passes/fuse.cpp).
+Graph fuse(const Graph& g, const Backend& backend);
+
 // Re-runs every node's shape rule and checks topological order; throws Internal on mismatch.
 void verify(const Graph& g, const std::string& after_pass);
 
-// The standard pipeline: fold, CSE, DCE, legalize, DCE, then the backend's compile.
+// The standard pipeline: fold, CSE, DCE, legalize, DCE, fuse (TESSEL_FUSION=0 skips it), then
+// the backend's compile.
 // TESSEL_DUMP_PASSES=1 prints the graph after each pass; debug builds verify between passes.
 std::unique_ptr<Executable> compile_for(const Graph& g, const Backend& backend,
                                         const CompileOptions& options = {});

@@ -28,6 +28,11 @@ std::unique_ptr<Executable> compile_for(const Graph& g, const Backend& backend,
   step("dce", eliminate_dead_code(cur));
   step("legalize", legalize(cur, backend));
   step("dce", eliminate_dead_code(cur));
+  static const bool fusion = [] {
+    const char* e = std::getenv("TESSEL_FUSION");
+    return !e || std::string(e) != "0";
+  }();
+  if (fusion) step("fuse", fuse(cur, backend));
   return backend.compile(cur, options);
 }
 

@@ -41,6 +41,7 @@ class HostExecutable : public Executable {
                  HostExecOptions options);
   std::vector<HostTensor> run(std::span<const HostTensor> args) override;
   const MemoryPlan& memory_plan() const { return plan_; }
+  const Graph& graph() const { return g_; }
 
  private:
   Graph g_;

@@ -86,12 +86,13 @@ TEST(PendingShapeRules, KindsArePendingWithRulesAndUnclaimed) {
     if (std::find(kPendingCategories.begin(), kPendingCategories.end(), op.category) ==
         kPendingCategories.end())
       continue;
+    if (op.kind == OpKind::ElementwiseRegion) continue;  // ready: the cpu fusion pass's region
     ++kinds;
     EXPECT_EQ(op.status, OpStatus::Pending) << op.name;
     EXPECT_NE(rules_for(op.kind).infer, nullptr) << op.name << " has no shape rule";
     EXPECT_FALSE(ref.claims().claims_kind(op.kind)) << op.name << " is claimed by the reference";
   }
-  EXPECT_EQ(kinds, 72);
+  EXPECT_EQ(kinds, 71);
 }
 
 TEST(PendingShapeRules, PendingKindsAreRefusedNotRun) {

@@ -1,30 +1,17 @@
-// Every (kind, variant, dtype) cell the reference backend claims runs on a sample, and — where
-// the cell is not f64 and f64 is claimed too — agrees with the f64 run on the same input
-// values within the dtype's tolerance. A claimed cell without a sample fails.
+// Every (kind, variant, dtype) cell the reference backend claims runs on the parity harness's
+// cases, and — where the cell is not f64 and f64 is claimed too — agrees with the f64 run on the
+// same input values within the dtype's tolerance. A claimed cell without a case fails.
 #include <gtest/gtest.h>
 
-#include <cmath>
-
 #include "op_test_util.h"
-#include "parity/samples.h"
+#include "parity/cases.h"
+#include "parity/check.h"
 
 namespace tessel::testing {
 namespace {
 
-HostTensor to_dtype(const HostTensor& src, DType dt) {
-  HostTensor out = HostTensor::empty(dt, src.shape);
-  for (int64_t i = 0; i < src.numel(); ++i) {
-    double v = src.get_f64(i);
-    if (dt == DType::Bool)
-      out.set_i64(i, v > 0);
-    else if (is_integer(dt))
-      out.set_i64(i, static_cast<int64_t>(std::llround(v * 3)));
-    else
-      out.set_f64(i, v);
-  }
-  return out;
-}
-
+// The dtype computed in vs f64 computed on the same values (not the parity harness's bands,
+// which compare two backends computing from the same dtype values).
 struct Tolerance {
   double rtol, atol;
 };
@@ -45,61 +32,70 @@ Tolerance tolerance(DType dt) {
   }
 }
 
-std::vector<HostTensor> run_sample(OpKind kind, const Sample& s, DType dt, bool as_f64) {
-  Attrs attrs = s.attrs;
-  if (!s.dtype_attr.empty()) attrs.set(s.dtype_attr, as_f64 ? DType::F64 : dt);
+std::vector<HostTensor> run_case(OpKind kind, const parity::Case& c, DType dt, bool as_f64) {
+  Attrs attrs = c.attrs;
+  if (!c.dtype_attr.empty()) attrs.set(c.dtype_attr, as_f64 ? DType::F64 : dt);
   std::vector<HostTensor> inputs;
-  for (size_t i = 0; i < s.inputs.size(); ++i) {
-    if (!s.castable[i] || !s.inputs[i].storage) {
-      inputs.push_back(s.inputs[i]);
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    if (!c.castable[i] || !c.inputs[i].storage) {
+      inputs.push_back(c.inputs[i]);
       continue;
     }
-    HostTensor cell = to_dtype(s.inputs[i], dt);
-    inputs.push_back(as_f64 ? to_dtype(cell, DType::F64) : cell);
+    HostTensor cell = parity::to_cell_dtype(c.inputs[i], dt);
+    inputs.push_back(as_f64 ? parity::to_cell_dtype(cell, DType::F64) : cell);
+  }
+  if (c.finalize) {  // attributes that depend on the input types (region bodies)
+    std::vector<TensorType> types;
+    for (const HostTensor& t : inputs) types.push_back({t.dtype, t.shape});
+    c.finalize(attrs, types);
   }
   return run_op(kind, attrs, inputs);
 }
 
 TEST(ReferenceClaims, EveryClaimedCellRunsAndAgreesWithF64) {
   const Backend& ref = backend("reference");
+  parity::Draw draw;  // small, batch > 1
+  draw.family = "batch";
+  draw.b = 2, draw.m = 3, draw.n = 5, draw.k = 4;
   int cells = 0, compared = 0;
   for (const OpInfo& op : all_ops()) {
     if (op.category == Category::Sources || !ref.claims().claims_kind(op.kind)) continue;
     for (int v = 0; v < op.num_variants(); ++v) {
       DTypeSet dts = ref.claims().dtypes(op.kind, v);
       if (dts.empty()) continue;
-      std::vector<Sample> samples = samples_for(op.kind, v);
+      parity::CaseRng rng(static_cast<uint64_t>(op.kind) * 100 + v);
+      std::vector<parity::Case> cases = parity::cases_for(op.kind, v, draw, rng);
       std::string cell_name =
           op.name + (op.variant_enum == VariantEnum::None ? "" : "/" + op.variant_name(v));
-      if (samples.empty()) {
-        ADD_FAILURE() << cell_name << " is claimed but has no sample";
+      if (cases.empty()) {
+        ADD_FAILURE() << cell_name << " is claimed but has no parity case";
         continue;
       }
       for (int d = 0; d < kNumDTypes; ++d) {
         DType dt = static_cast<DType>(d);
         if (!dts.contains(dt) || dtype_support(dt) == DTypeSupport::Storage) continue;
-        for (const Sample& s : samples) {
-          std::string what = cell_name + " " + dtype_name(dt) + " sample " + s.name;
+        for (const parity::Case& c : cases) {
+          std::string what = cell_name + " " + dtype_name(dt) + " case " + c.name;
           ++cells;
           std::vector<HostTensor> out;
           try {
-            out = run_sample(op.kind, s, dt, false);
+            out = run_case(op.kind, c, dt, false);
           } catch (const std::exception& e) {
             ADD_FAILURE() << what << ": " << e.what();
             continue;
           }
           if (dt == DType::F64 || !dts.contains(DType::F64) || !is_inexact(dt)) continue;
-          std::vector<HostTensor> want = run_sample(op.kind, s, dt, true);
+          std::vector<HostTensor> want = run_case(op.kind, c, dt, true);
           ASSERT_EQ(out.size(), want.size()) << what;
           Tolerance tol = tolerance(dt);
           for (size_t o = 0; o < out.size(); ++o)
-            expect_close(out[o], want[o], tol.rtol, tol.atol, what);
+            if (is_inexact(out[o].dtype)) expect_close(out[o], want[o], tol.rtol, tol.atol, what);
           ++compared;
         }
       }
     }
   }
-  std::cout << "[ cells    ] " << cells << " claimed reference cells ran, " << compared
+  std::cout << "[ cells    ] " << cells << " claimed reference cases ran, " << compared
             << " compared against f64\n";
   EXPECT_GT(cells, 0);
 }

@@ -1,14 +1,20 @@
 // The `tessel` command line.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "ir/builder.h"
+#include "parity/parity.h"
 #include "passes/passes.h"
 #include "runtime/backend.h"
 #include "runtime/coverage.h"
+
+namespace tessel {
+int cmd_profile(const std::vector<std::string>& args);  // profile.cpp
+}
 
 namespace {
 
@@ -19,6 +25,13 @@ int usage() {
                "       tessel ops [--json]            the op table\n"
                "       tessel coverage [--markdown|--json]\n"
                "                                      the coverage matrix (markdown by default)\n"
+               "       tessel parity [--backend B] [--op KIND[,KIND]] [--dtype DT[,DT]]\n"
+               "                     [--seed N] [--cases N] [--exhaustive] [--json] [--verbose]\n"
+               "                                      prove backend B's claimed cells against\n"
+               "                                      the reference (exit 1 on any failure)\n"
+               "       tessel profile [--backend B] [--runs N] [--small] [--json]\n"
+               "                                      per-op time and memory of a built-in\n"
+               "                                      transformer MLP block (default cpu)\n"
                "       tessel version\n";
   return 2;
 }
@@ -67,6 +80,69 @@ int cmd_demo() {
   return 0;
 }
 
+// Splits "a,b" into its non-empty parts.
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+int64_t parse_count(const std::string& flag, const std::string& v) {
+  char* end = nullptr;
+  long long n = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || n < 0)
+    throw_error(ErrorKind::Value, "[parity] ", flag, " needs a non-negative integer, got ", v);
+  return n;
+}
+
+int cmd_parity(const std::vector<std::string>& args) {
+  parity::Options opt;
+  bool json = false, verbose = false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) throw_error(ErrorKind::Value, "[parity] ", a, " needs a value");
+      return args[++i];
+    };
+    if (a == "--backend") {
+      opt.backend = value();
+    } else if (a == "--op") {
+      for (const std::string& name : split_list(value())) {
+        auto k = op_from_name(name);
+        if (!k) throw_error(ErrorKind::Value, "[parity] unknown op kind ", name);
+        opt.kinds.push_back(*k);
+      }
+    } else if (a == "--dtype") {
+      for (const std::string& name : split_list(value())) {
+        auto d = dtype_from_name(name);
+        if (!d) throw_error(ErrorKind::Value, "[parity] unknown dtype ", name);
+        opt.dtypes.push_back(*d);
+      }
+    } else if (a == "--seed") {
+      opt.seed = static_cast<uint64_t>(parse_count(a, value()));
+    } else if (a == "--cases") {
+      opt.cases = static_cast<int>(parse_count(a, value()));
+    } else if (a == "--exhaustive") {
+      opt.exhaustive = true;
+    } else if (a == "--json") {
+      json = true;
+    } else if (a == "--verbose") {
+      verbose = true;
+    } else {
+      return usage();
+    }
+  }
+  parity::Report report = parity::run(opt);
+  std::cout << (json ? parity::report_json(report) : parity::report_text(report, verbose));
+  return report.ok() ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -77,6 +153,8 @@ int main(int argc, char** argv) {
       std::cout << "tessel " << TESSEL_VERSION << '\n';
       return 0;
     }
+    if (args[0] == "parity") return cmd_parity(args);
+    if (args[0] == "profile") return cmd_profile(args);
     if (args[0] == "ops") return cmd_ops(args.size() > 1 && args[1] == "--json");
     if (args[0] == "coverage") {
       if (args.size() > 1 && args[1] == "--json")

@@ -12,10 +12,12 @@ namespace cpu {
 namespace portable {
 void register_all(KernelRegistry& r);
 }
-#if defined(TESSEL_CPU_HAS_X86_ISAS)
+#if defined(TESSEL_CPU_HAS_AVX2)
 namespace avx2 {
 void register_all(KernelRegistry& r);
 }
+#endif
+#if defined(TESSEL_CPU_HAS_AVX512)
 namespace avx512 {
 void register_all(KernelRegistry& r);
 }
@@ -25,21 +27,27 @@ namespace {
 
 KernelRegistry make_registry(Isa isa) {
   KernelRegistry r;
+  // Bound by the executor itself (arguments and literals).
+  for (OpKind k : {OpKind::Input, OpKind::Param, OpKind::Constant})
+    r.claims.add({k, dtypes::kEvery, How::Native, {}});
   switch (isa) {
     case Isa::Portable:
       portable::register_all(r);
       break;
-#if defined(TESSEL_CPU_HAS_X86_ISAS)
     case Isa::Avx2:
+#if defined(TESSEL_CPU_HAS_AVX2)
       avx2::register_all(r);
+#else
+      TESSEL_ASSERT(false, "avx2 kernels are not in this build");
+#endif
       break;
     case Isa::Avx512:
+#if defined(TESSEL_CPU_HAS_AVX512)
       avx512::register_all(r);
-      break;
 #else
-    default:
-      TESSEL_ASSERT(false, "ISA ", isa_name(isa), " is not in this build");
+      TESSEL_ASSERT(false, "avx512 kernels are not in this build");
 #endif
+      break;
   }
   return r;
 }

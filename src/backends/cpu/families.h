@@ -16,7 +16,8 @@
   X(attention)                 \
   X(data_movement)             \
   X(random)                    \
-  X(losses)
+  X(losses)                    \
+  X(fusion_regions)
 
 TESSEL_ISA_BEGIN
 #define TESSEL_CPU_DECLARE(family) void register_##family(KernelRegistry& r);

@@ -1,11 +1,21 @@
-// General matrix multiply, the core of MatMul, DotGeneral, GroupedMatMul, Conv (im2col) and
-// the fused matmul kinds: C[i, j] = beta·C[i, j] + sum_k A[i, k]·B[k, j] for i < m, j < n.
+// General matrix multiply, the core of MatMul, DotGeneral, GroupedMatMul, Einsum, Conv (im2col)
+// and the fused matmul kinds: C[i, j] = beta·C[i, j] + sum_k A[i, k]·B[k, j] for i < m, j < n.
 // A and B are read through element strides (any layout: row-major, transposed, strided views);
 // C is row-major with leading dimension ldc. beta is 0 (C is not read: may hold garbage) or 1.
-// Threaded over the pool when big enough; call from outside parallel_for for speed.
+// Threaded over the pool when big enough; inside a parallel_for it runs on the calling thread.
+//
+// Why our own kernels and not OpenBLAS / MKL: no extra dependency; OpenBLAS's speed here hangs
+// on OPENBLAS_CORETYPE (this environment pins Haswell kernels on an AVX-512 machine); its threads
+// would fight our pool; and we need what a BLAS cannot give: packing that reads any strides and
+// converts f16 / bf16 / fp8 to f32 on the way (no staged copies), and epilogues (bias,
+// activation, gating) applied to each tile of C while it is still in cache.
 #pragma once
 
 #include <cstdint>
+#include <limits>
+
+#include "ir/op.h"
+#include "tessel/dtype.h"
 // clang-format off
 #include "backends/cpu/simd.h"
 // clang-format on
@@ -16,5 +26,48 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_rs, int
               const float* b, int64_t b_rs, int64_t b_cs, float beta, float* c, int64_t ldc);
 void gemm_f64(int64_t m, int64_t n, int64_t k, const double* a, int64_t a_rs, int64_t a_cs,
               const double* b, int64_t b_rs, int64_t b_cs, double beta, double* c, int64_t ldc);
+
+// A matrix operand of any float dtype but c64: element (i, j) is at element offset i·rs + j·cs
+// from `data` (strides may be 0 or negative). Packing converts it to the compute type.
+struct GemmOperand {
+  const void* data = nullptr;
+  DType dtype = DType::F32;
+  int64_t rs = 0, cs = 0;
+};
+
+// Applied to C after the full sum, in this order: C += bias (per column, contiguous [n]);
+// C = act(C) (alpha NaN: the kind's default); C *= mul (row-major, leading dimension ld_mul).
+template <class T>
+struct GemmEpilogue {
+  const T* bias = nullptr;
+  ActivationKind act = ActivationKind::Identity;
+  T alpha = std::numeric_limits<T>::quiet_NaN();
+  const T* mul = nullptr;
+  int64_t ld_mul = 0;
+};
+
+// C (row-major, ldc) = [C +] A·B, then the epilogue (may be null).
+void gemm_ex_f32(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const GemmOperand& b,
+                 float* c, int64_t ldc, bool accumulate,
+                 const GemmEpilogue<float>* epilogue = nullptr);
+void gemm_ex_f64(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const GemmOperand& b,
+                 double* c, int64_t ldc, bool accumulate,
+                 const GemmEpilogue<double>* epilogue = nullptr);
+
+// The same typed by the compute type (float or double), for templated callers.
+template <class T>
+inline void gemm_ex(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const GemmOperand& b,
+                    T* c, int64_t ldc, bool accumulate, const GemmEpilogue<T>* epilogue = nullptr) {
+  if constexpr (sizeof(T) == 4)
+    gemm_ex_f32(m, n, k, a, b, c, ldc, accumulate, epilogue);
+  else
+    gemm_ex_f64(m, n, k, a, b, c, ldc, accumulate, epilogue);
+}
+
+// Applies `ep` to rows [i0, i1) × columns [j0, j1) of C (c: row 0; bias by column, mul by
+// row and column). Defined for float and double.
+template <class T>
+void apply_gemm_epilogue(const GemmEpilogue<T>& ep, T* c, int64_t ldc, int64_t i0, int64_t i1,
+                         int64_t j0, int64_t j1);
 
 TESSEL_ISA_END

@@ -19,17 +19,26 @@ const char* isa_name(Isa isa) {
   return "?";
 }
 
+// Whether this CPU has the ISA and this build has its kernels.
 bool cpu_supports(Isa isa) {
-#if defined(__x86_64__) && defined(TESSEL_CPU_HAS_X86_ISAS)
+#if defined(__x86_64__)
   __builtin_cpu_init();
   bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
               __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
+  (void)avx2;
   switch (isa) {
     case Isa::Portable:
       return true;
     case Isa::Avx2:
+#if defined(TESSEL_CPU_HAS_AVX2)
       return avx2;
+#else
+      return false;  // not in this build
+#endif
     case Isa::Avx512:
+#if !defined(TESSEL_CPU_HAS_AVX512)
+      return false;
+#endif
       return avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
   }

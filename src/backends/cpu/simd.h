@@ -76,7 +76,9 @@ inline constexpr int kLanesD = kLanes<Vd>;
 
 template <class V>
 inline V splat(Lane<V> x) {
-  return V{} + x;
+  V v;  // not V{} + x: that turns -0.0 into +0.0
+  for (int i = 0; i < kLanes<V>; ++i) v[i] = x;
+  return v;
 }
 template <class V>
 inline V load(const Lane<V>* p) {

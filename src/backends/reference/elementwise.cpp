@@ -154,42 +154,6 @@ void kernel_stop_gradient(const Node&, std::span<const HostTensor> in, std::span
 
 // ---- Binary ---------------------------------------------------------------------------------
 
-double binary_f64(BinaryOp op, double a, double b) {
-  switch (op) {
-    case BinaryOp::Add:
-      return a + b;
-    case BinaryOp::Sub:
-      return a - b;
-    case BinaryOp::Mul:
-      return a * b;
-    case BinaryOp::Div:
-      return a / b;
-    case BinaryOp::Max:
-      return std::isnan(a) || std::isnan(b) ? kNaN : std::max(a, b);
-    case BinaryOp::Min:
-      return std::isnan(a) || std::isnan(b) ? kNaN : std::min(a, b);
-    case BinaryOp::Pow:
-      return std::pow(a, b);
-    case BinaryOp::Mod:
-      return std::fmod(a, b);
-    case BinaryOp::FloorMod: {
-      double r = std::fmod(a, b);
-      if (r != 0 && ((r < 0) != (b < 0))) r += b;
-      return r;
-    }
-    case BinaryOp::Atan2:
-      return std::atan2(a, b);
-    case BinaryOp::BitAnd:
-    case BinaryOp::BitOr:
-    case BinaryOp::BitXor:
-    case BinaryOp::Shl:
-    case BinaryOp::Shr:
-      break;  // integer-only: the shape rule rejects float inputs
-  }
-  TESSEL_ASSERT(false, "float binary op not claimed");
-  return kNaN;
-}
-
 [[noreturn]] void fail_value(const Node& node, const char* what, int64_t a, int64_t b) {
   throw_error(ErrorKind::Value, node.where(), ": ", what, " (a = ", a, ", b = ", b, ")");
 }

@@ -4,7 +4,6 @@
 
 namespace tessel::reference {
 
-void register_FusionRegions(Registry&) {}
 void register_QuantInference(Registry&) {}
 void register_QuantQat(Registry&) {}
 void register_Sequence(Registry&) {}

@@ -1,26 +1,469 @@
-// GEMM (gemm.h). Plain loops for now.
+// GEMM (gemm.h): BLIS-style. B is packed into kc×NR micro-panels (L1) of a kc×nc block (L3), A
+// into MR×kc micro-panels of an mc×kc block (L2); a register-blocked micro-kernel multiplies one
+// pair. Packing reads any strides and converts any float dtype; threads split the M×N tiles.
+// m == 1 or n == 1 (a matrix-vector product) skips packing: it is memory-bound.
 #include "backends/cpu/gemm.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <new>
+
+#include "backends/cpu/activation.h"
+#include "backends/cpu/convert.h"
+#include "runtime/thread_pool.h"
+// clang-format off
+#include "backends/cpu/simd.h"
+// clang-format on
 
 TESSEL_ISA_BEGIN
 namespace {
+
 template <class T>
-void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_cs, const T* b,
-          int64_t b_rs, int64_t b_cs, T beta, T* c, int64_t ldc) {
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      T acc = 0;
-      for (int64_t p = 0; p < k; ++p) acc += a[i * a_rs + p * a_cs] * b[p * b_rs + j * b_cs];
-      c[i * ldc + j] = beta == T(0) ? acc : c[i * ldc + j] + acc;
+struct VecOf;
+template <>
+struct VecOf<float> {
+  using type = Vf;
+};
+template <>
+struct VecOf<double> {
+  using type = Vd;
+};
+template <class T>
+using VecT = typename VecOf<T>::type;
+
+template <class T>
+constexpr DType kNative = sizeof(T) == 4 ? DType::F32 : DType::F64;
+
+// Register blocking: MR rows × 2 vectors of C live in registers through the k loop, plus the
+// two B vectors and one broadcast of A. AVX-512 has 32 registers (28 accumulators); AVX2 and
+// SSE have 16 (12).
+#if defined(TESSEL_CPU_ISA_AVX512)
+constexpr int kMr = 14;
+#else
+constexpr int kMr = 6;
+#endif
+constexpr int kNv = 2;
+
+template <class T>
+struct Blocks {
+  static constexpr int kL = kLanes<VecT<T>>;
+  static constexpr int MR = kMr;
+  static constexpr int NR = kNv * kL;
+  // A B micro-panel (kc·NR·sizeof(T) = 48 KB on avx512) stays in L1 while A panels stream by;
+  // a long kc amortizes each update of C (measured: 384 beats 256 by ~5-10%).
+  static constexpr int64_t KC = 384;
+  // An A block of ~256 KB in L2.
+  static constexpr int64_t MC = (256 * 1024 / (KC * sizeof(T))) / MR * MR;
+  // A B block of KC·NC in L3.
+  static constexpr int64_t NC = 4096;
+};
+
+// A grow-only, 64-byte aligned scratch buffer per thread (packing must not allocate per call).
+class Scratch {
+ public:
+  ~Scratch() { release(); }
+  void* get(size_t bytes) {
+    if (bytes > cap_) {
+      release();
+      p_ = ::operator new(bytes, std::align_val_t(64));
+      cap_ = bytes;
     }
+    return p_;
+  }
+
+ private:
+  void release() {
+    if (p_ != nullptr) ::operator delete(p_, std::align_val_t(64));
+    p_ = nullptr;
+    cap_ = 0;
+  }
+  void* p_ = nullptr;
+  size_t cap_ = 0;
+};
+thread_local Scratch t_pack_a, t_pack_b, t_vec;
+
+template <class T>
+void to_t(const void* src, DType dt, int64_t stride, T* dst, int64_t n) {
+  if constexpr (sizeof(T) == 4)
+    to_f32(src, dt, stride, dst, n);
+  else
+    to_f64(src, dt, stride, dst, n);
 }
+
+inline const uint8_t* element(const GemmOperand& x, int64_t i, int64_t j) {
+  return static_cast<const uint8_t*>(x.data) + (i * x.rs + j * x.cs) * dtype_size(x.dtype);
+}
+
+inline int64_t iabs(int64_t v) { return v < 0 ? -v : v; }
+
+// x in every lane. simd.h's splat adds x to a zero vector, which the compiler must keep (0 + -0
+// is +0); a shuffle of lane 0 is one broadcast (from memory, folded into the FMA).
+template <class V>
+inline V broadcast(Lane<V> x) {
+  using Mask = std::conditional_t<sizeof(Lane<V>) == 4, Vi32, Vi64>;
+  V v{x};
+  return __builtin_shuffle(v, Mask{});
+}
+
+// A[i0 .. i0+mc, p0 .. p0+kc] as MR×kc micro-panels: panel r holds rows r·MR.., element
+// (i, p) at [p·MR + i]; rows past mc are zero.
+template <class T>
+void pack_a(const GemmOperand& a, int64_t i0, int64_t mc, int64_t p0, int64_t kc, T* dst) {
+  constexpr int MR = Blocks<T>::MR;
+  const bool native = a.dtype == kNative<T>;
+  for (int64_t ir = 0; ir < mc; ir += MR) {
+    const int rows = static_cast<int>(std::min<int64_t>(MR, mc - ir));
+    T* panel = dst + ir * kc;
+    const int64_t i = i0 + ir;
+    if (native) {
+      const T* s = static_cast<const T*>(a.data) + i * a.rs + p0 * a.cs;
+      if (a.rs == 1 && rows == MR) {
+        for (int64_t p = 0; p < kc; ++p)
+          for (int r = 0; r < MR; ++r) panel[p * MR + r] = s[p * a.cs + r];
+      } else if (a.cs == 1) {
+        for (int r = 0; r < rows; ++r) {
+          const T* sr = s + r * a.rs;
+          for (int64_t p = 0; p < kc; ++p) panel[p * MR + r] = sr[p];
+        }
+      } else {
+        for (int64_t p = 0; p < kc; ++p)
+          for (int r = 0; r < rows; ++r) panel[p * MR + r] = s[r * a.rs + p * a.cs];
+      }
+    } else if (iabs(a.cs) <= iabs(a.rs)) {
+      T tmp[Blocks<T>::KC];
+      for (int r = 0; r < rows; ++r) {
+        to_t(element(a, i + r, p0), a.dtype, a.cs, tmp, kc);
+        for (int64_t p = 0; p < kc; ++p) panel[p * MR + r] = tmp[p];
+      }
+    } else {
+      for (int64_t p = 0; p < kc; ++p)
+        to_t(element(a, i, p0 + p), a.dtype, a.rs, panel + p * MR, rows);
+    }
+    if (rows < MR)
+      for (int64_t p = 0; p < kc; ++p)
+        for (int r = rows; r < MR; ++r) panel[p * MR + r] = T(0);
+  }
+}
+
+// B[p0 .. p0+kc, j0 .. j0+nc] as kc×NR micro-panels: element (p, j) at [p·NR + j]; columns
+// past nc are zero.
+template <class T>
+void pack_b(const GemmOperand& b, int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst) {
+  using V = VecT<T>;
+  constexpr int NR = Blocks<T>::NR, L = Blocks<T>::kL;
+  const bool native = b.dtype == kNative<T>;
+  for (int64_t jr = 0; jr < nc; jr += NR) {
+    const int cols = static_cast<int>(std::min<int64_t>(NR, nc - jr));
+    T* panel = dst + jr * kc;
+    const int64_t j = j0 + jr;
+    if (native) {
+      const T* s = static_cast<const T*>(b.data) + p0 * b.rs + j * b.cs;
+      if (b.cs == 1 && cols == NR) {
+        for (int64_t p = 0; p < kc; ++p)
+          for (int v = 0; v < kNv; ++v)
+            store(panel + p * NR + v * L, load<V>(s + p * b.rs + v * L));
+      } else if (b.rs == 1) {
+        for (int c = 0; c < cols; ++c) {
+          const T* sc = s + c * b.cs;
+          for (int64_t p = 0; p < kc; ++p) panel[p * NR + c] = sc[p];
+        }
+      } else {
+        for (int64_t p = 0; p < kc; ++p)
+          for (int c = 0; c < cols; ++c) panel[p * NR + c] = s[p * b.rs + c * b.cs];
+      }
+    } else if (iabs(b.cs) <= iabs(b.rs)) {
+      for (int64_t p = 0; p < kc; ++p)
+        to_t(element(b, p0 + p, j), b.dtype, b.cs, panel + p * NR, cols);
+    } else {
+      T tmp[Blocks<T>::KC];
+      for (int c = 0; c < cols; ++c) {
+        to_t(element(b, p0, j + c), b.dtype, b.rs, tmp, kc);
+        for (int64_t p = 0; p < kc; ++p) panel[p * NR + c] = tmp[p];
+      }
+    }
+    if (cols < NR)
+      for (int64_t p = 0; p < kc; ++p)
+        for (int c = cols; c < NR; ++c) panel[p * NR + c] = T(0);
+  }
+}
+
+// C[0 .. mr, 0 .. nr] (+)= one A micro-panel · one B micro-panel.
+template <class T>
+inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, int64_t ldb,
+                         T* c, int64_t ldc, int mr, int nr, bool accumulate) {
+  using V = VecT<T>;
+  constexpr int MR = Blocks<T>::MR, NR = Blocks<T>::NR, L = Blocks<T>::kL;
+  V acc[MR][kNv];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < kNv; ++v) acc[i][v] = V{};
+  for (int64_t p = 0; p < kc; ++p) {
+    V bv[kNv];
+#pragma GCC unroll 4
+    for (int v = 0; v < kNv; ++v) bv[v] = load<V>(b + v * L);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      V ai = broadcast<V>(a[i]);
+#pragma GCC unroll 4
+      for (int v = 0; v < kNv; ++v) acc[i][v] += ai * bv[v];
+    }
+    a += MR;
+    b += ldb;
+  }
+  if (mr == MR && nr == NR) {
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+      for (int v = 0; v < kNv; ++v) {
+        T* cp = c + i * ldc + v * L;
+        store(cp, accumulate ? load<V>(cp) + acc[i][v] : acc[i][v]);
+      }
+    return;
+  }
+  alignas(64) T tmp[MR * NR];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < kNv; ++v) store(tmp + i * NR + v * L, acc[i][v]);
+  for (int i = 0; i < mr; ++i)
+    for (int j = 0; j < nr; ++j)
+      c[i * ldc + j] = accumulate ? c[i * ldc + j] + tmp[i * NR + j] : tmp[i * NR + j];
+}
+
+// Where a macro-kernel reads B: packed kc×NR panels, or (few rows of A: packing B would cost
+// more than it saves) row-major B in place, with its last partial panel packed.
+template <class T>
+struct BSource {
+  const T* packed = nullptr;  // panel of columns [jr, jr+NR) at packed + jr·kc
+  const T* direct = nullptr;  // else B at column 0, rows `ld` apart; columns < full in place
+  int64_t ld = 0, full = 0;
+  const T* edge = nullptr;  // the packed panel at column `full`
+};
+
+// C[0 .. mc, 0 .. ncols] (+)= packed A block · B panels.
+template <class T>
+void macro_kernel(int64_t mc, int64_t ncols, int64_t kc, const T* pa, const BSource<T>& b, T* c,
+                  int64_t ldc, bool accumulate) {
+  constexpr int MR = Blocks<T>::MR, NR = Blocks<T>::NR;
+  for (int64_t jr = 0; jr < ncols; jr += NR) {
+    const int nr = static_cast<int>(std::min<int64_t>(NR, ncols - jr));
+    const T* bp = b.packed + jr * kc;
+    int64_t ldb = NR;
+    if (b.direct != nullptr) {
+      bp = jr < b.full ? b.direct + jr : b.edge;
+      ldb = jr < b.full ? b.ld : NR;
+    }
+    for (int64_t ir = 0; ir < mc; ir += MR) {
+      const int mr = static_cast<int>(std::min<int64_t>(MR, mc - ir));
+      micro_kernel(kc, pa + ir * kc, bp, ldb, c + ir * ldc + jr, ldc, mr, nr, accumulate);
+    }
+  }
+}
+
+template <class T>
+void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const GemmOperand& b, T* c,
+                 int64_t ldc, bool accumulate, const GemmEpilogue<T>* ep) {
+  using Bk = Blocks<T>;
+  constexpr int MR = Bk::MR, NR = Bk::NR;
+  // Small products are not worth waking the pool.
+  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * k;
+  const int threads = flops < 2e6 ? 1 : num_threads();
+  // Row blocks of equal size (a multiple of MR, at most MC).
+  const int64_t row_blocks = (m + Bk::MC - 1) / Bk::MC;
+  const int64_t mc_step = ((m + row_blocks - 1) / row_blocks + MR - 1) / MR * MR;
+  // Few rows: B is read once per row block anyway, so it is read in place when row-major.
+  const bool direct_b = m <= 2 * MR && b.dtype == kNative<T> && b.cs == 1;
+  for (int64_t jc = 0; jc < n; jc += Bk::NC) {
+    const int64_t nc = std::min<int64_t>(Bk::NC, n - jc);
+    const int64_t panels = (nc + NR - 1) / NR;
+    // Column chunks so that there are a few units per thread.
+    const int64_t chunks =
+        threads == 1 ? 1
+                     : std::clamp<int64_t>((4 * threads + row_blocks - 1) / row_blocks, 1, panels);
+    const int64_t units = row_blocks * chunks;
+    for (int64_t pc = 0; pc < k; pc += Bk::KC) {
+      const int64_t kc = std::min<int64_t>(Bk::KC, k - pc);
+      const bool acc = accumulate || pc > 0, last = pc + kc >= k;
+      BSource<T> src;
+      if (direct_b) {
+        // Only the last partial panel is packed.
+        src.direct = static_cast<const T*>(b.data) + pc * b.rs + jc;
+        src.ld = b.rs;
+        src.full = nc / NR * NR;
+        T* edge = static_cast<T*>(t_pack_b.get(static_cast<size_t>(NR * kc) * sizeof(T)));
+        if (src.full < nc) pack_b(b, pc, kc, jc + src.full, nc - src.full, edge);
+        src.edge = edge;
+      } else {
+        T* pb = static_cast<T*>(t_pack_b.get(static_cast<size_t>(panels * NR * kc) * sizeof(T)));
+        const int64_t grain = threads == 1 ? panels : std::max<int64_t>(1, 16384 / (NR * kc));
+        parallel_for(panels, grain, [&](int64_t p0, int64_t p1) {
+          pack_b(b, pc, kc, jc + p0 * NR, std::min(nc, p1 * NR) - p0 * NR, pb + p0 * NR * kc);
+        });
+        src.packed = pb;
+      }
+      parallel_for(units, threads == 1 ? units : 1, [&](int64_t u0, int64_t u1) {
+        T* pa = static_cast<T*>(t_pack_a.get(static_cast<size_t>(mc_step * kc) * sizeof(T)));
+        for (int64_t u = u0; u < u1; ++u) {
+          const int64_t rb = u % row_blocks, ch = u / row_blocks;
+          const int64_t i0 = rb * mc_step, mc = std::min(mc_step, m - i0);
+          if (mc <= 0) continue;
+          const int64_t q0 = ch * panels / chunks, q1 = (ch + 1) * panels / chunks;
+          if (q0 == q1) continue;
+          const int64_t c0 = q0 * NR, c1 = std::min(nc, q1 * NR);
+          BSource<T> part = src;
+          if (direct_b) {
+            part.direct += c0;
+            part.full -= c0;
+          } else {
+            part.packed += c0 * kc;
+          }
+          pack_a(a, i0, mc, pc, kc, pa);
+          T* ct = c + i0 * ldc + jc + c0;
+          macro_kernel(mc, c1 - c0, kc, pa, part, ct, ldc, acc);
+          if (last && ep != nullptr)
+            apply_gemm_epilogue(*ep, c, ldc, i0, i0 + mc, jc + c0, jc + c1);
+        }
+      });
+    }
+  }
+}
+
+// y[i·ys] (+)= sum_p mat[i·rs + p·cs]·x[p] for i < rows (x contiguous): a matrix-vector
+// product, memory-bound, so no packing; threaded over rows.
+template <class T>
+void gemv(int64_t rows, int64_t k, const T* mat, int64_t rs, int64_t cs, const T* x, T* y,
+          int64_t ys, bool accumulate) {
+  using V = VecT<T>;
+  constexpr int L = kLanes<V>;
+  auto put = [&](int64_t i, T v) { y[i * ys] = accumulate ? y[i * ys] + v : v; };
+  if (cs == 1) {  // rows are contiguous: dot products
+    parallel_for(rows, std::max<int64_t>(1, 32768 / std::max<int64_t>(k, 1)),
+                 [&](int64_t r0, int64_t r1) {
+                   for (int64_t i = r0; i < r1; ++i) {
+                     const T* row = mat + i * rs;
+                     V s0{}, s1{}, s2{}, s3{};
+                     int64_t p = 0;
+                     for (; p + 4 * L <= k; p += 4 * L) {
+                       s0 += load<V>(row + p) * load<V>(x + p);
+                       s1 += load<V>(row + p + L) * load<V>(x + p + L);
+                       s2 += load<V>(row + p + 2 * L) * load<V>(x + p + 2 * L);
+                       s3 += load<V>(row + p + 3 * L) * load<V>(x + p + 3 * L);
+                     }
+                     for (; p + L <= k; p += L) s0 += load<V>(row + p) * load<V>(x + p);
+                     T s = reduce_add((s0 + s1) + (s2 + s3));
+                     for (; p < k; ++p) s += row[p] * x[p];
+                     put(i, s);
+                   }
+                 });
+    return;
+  }
+  if (rs == 1) {  // columns are contiguous: accumulate scaled columns, 4 vectors of rows a time
+    constexpr int W = 4 * L;
+    const int64_t blocks = (rows + W - 1) / W;
+    parallel_for(blocks, std::max<int64_t>(1, 32768 / (std::max<int64_t>(k, 1) * W)),
+                 [&](int64_t b0, int64_t b1) {
+                   for (int64_t blk = b0; blk < b1; ++blk) {
+                     const int64_t i0 = blk * W;
+                     if (i0 + W <= rows) {
+                       V s[4] = {};
+                       for (int64_t p = 0; p < k; ++p) {
+                         const V xp = broadcast<V>(x[p]);
+                         const T* col = mat + p * cs + i0;
+#pragma GCC unroll 4
+                         for (int q = 0; q < 4; ++q) s[q] += xp * load<V>(col + q * L);
+                       }
+                       alignas(64) T out[W];
+                       for (int q = 0; q < 4; ++q) store(out + q * L, s[q]);
+                       for (int j = 0; j < W; ++j) put(i0 + j, out[j]);
+                     } else {
+                       for (int64_t i = i0; i < rows; ++i) {
+                         T s = 0;
+                         for (int64_t p = 0; p < k; ++p) s += mat[i + p * cs] * x[p];
+                         put(i, s);
+                       }
+                     }
+                   }
+                 });
+    return;
+  }
+  parallel_for(rows, std::max<int64_t>(1, 32768 / std::max<int64_t>(k, 1)),
+               [&](int64_t r0, int64_t r1) {
+                 for (int64_t i = r0; i < r1; ++i) {
+                   T s = 0;
+                   for (int64_t p = 0; p < k; ++p) s += mat[i * rs + p * cs] * x[p];
+                   put(i, s);
+                 }
+               });
+}
+
+template <class T>
+void gemm_any(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const GemmOperand& b, T* c,
+              int64_t ldc, bool accumulate, const GemmEpilogue<T>* ep) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    if (!accumulate)
+      for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, T(0));
+  } else if ((m == 1 && b.dtype == kNative<T>) || (n == 1 && a.dtype == kNative<T>)) {
+    // The vector operand is staged contiguous in the compute type.
+    T* x = static_cast<T*>(t_vec.get(static_cast<size_t>(k) * sizeof(T)));
+    if (m == 1) {
+      to_t(a.data, a.dtype, a.cs, x, k);
+      gemv(n, k, static_cast<const T*>(b.data), b.cs, b.rs, x, c, 1, accumulate);
+    } else {
+      to_t(b.data, b.dtype, b.rs, x, k);
+      gemv(m, k, static_cast<const T*>(a.data), a.rs, a.cs, x, c, ldc, accumulate);
+    }
+  } else {
+    gemm_packed(m, n, k, a, b, c, ldc, accumulate, ep);
+    return;
+  }
+  if (ep != nullptr) apply_gemm_epilogue(*ep, c, ldc, 0, m, 0, n);
+}
+
 }  // namespace
+
+template <class T>
+void apply_gemm_epilogue(const GemmEpilogue<T>& ep, T* c, int64_t ldc, int64_t i0, int64_t i1,
+                         int64_t j0, int64_t j1) {
+  for (int64_t i = i0; i < i1; ++i) {
+    T* row = c + i * ldc;
+    if (ep.bias != nullptr)
+      for (int64_t j = j0; j < j1; ++j) row[j] += ep.bias[j];
+    if (ep.act != ActivationKind::Identity) {
+      if constexpr (sizeof(T) == 4)
+        activation_f32(ep.act, ep.alpha, row + j0, row + j0, j1 - j0);
+      else
+        activation_f64(ep.act, ep.alpha, row + j0, row + j0, j1 - j0);
+    }
+    if (ep.mul != nullptr) {
+      const T* mr = ep.mul + i * ep.ld_mul;
+      for (int64_t j = j0; j < j1; ++j) row[j] *= mr[j];
+    }
+  }
+}
+template void apply_gemm_epilogue<float>(const GemmEpilogue<float>&, float*, int64_t, int64_t,
+                                         int64_t, int64_t, int64_t);
+template void apply_gemm_epilogue<double>(const GemmEpilogue<double>&, double*, int64_t, int64_t,
+                                          int64_t, int64_t, int64_t);
+
+void gemm_ex_f32(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const GemmOperand& b,
+                 float* c, int64_t ldc, bool accumulate, const GemmEpilogue<float>* epilogue) {
+  gemm_any(m, n, k, a, b, c, ldc, accumulate, epilogue);
+}
+void gemm_ex_f64(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const GemmOperand& b,
+                 double* c, int64_t ldc, bool accumulate, const GemmEpilogue<double>* epilogue) {
+  gemm_any(m, n, k, a, b, c, ldc, accumulate, epilogue);
+}
 
 void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_rs, int64_t a_cs,
               const float* b, int64_t b_rs, int64_t b_cs, float beta, float* c, int64_t ldc) {
-  gemm(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, ldc);
+  gemm_any<float>(m, n, k, {a, DType::F32, a_rs, a_cs}, {b, DType::F32, b_rs, b_cs}, c, ldc,
+                  beta != 0, nullptr);
 }
 void gemm_f64(int64_t m, int64_t n, int64_t k, const double* a, int64_t a_rs, int64_t a_cs,
               const double* b, int64_t b_rs, int64_t b_cs, double beta, double* c, int64_t ldc) {
-  gemm(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, ldc);
+  gemm_any<double>(m, n, k, {a, DType::F64, a_rs, a_cs}, {b, DType::F64, b_rs, b_cs}, c, ldc,
+                   beta != 0, nullptr);
 }
 TESSEL_ISA_END

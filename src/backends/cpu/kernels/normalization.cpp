@@ -1,6 +1,305 @@
-// cpu kernels: normalization (in progress).
+// cpu kernels of the Normalization category: LayerNorm, RmsNorm (rows over [axis, rank)),
+// GroupNorm, LayerNorm2d and BatchNormInference (channels-first). Statistics in f32 blocks merged
+// in f64 (f64 for f64 tensors); f16 / bf16 / fp8 are staged through f32 a block at a time.
+#include "backends/cpu/normalization.h"
+
+#include <cmath>
+#include <vector>
+
 #include "backends/cpu/families.h"
+#include "runtime/thread_pool.h"
+// clang-format off
+#include "backends/cpu/simd.h"
+// clang-format on
 
 TESSEL_ISA_BEGIN
-void register_normalization(KernelRegistry&) {}
+namespace {
+
+constexpr int64_t B = kStageBlock;
+
+// ---------------------------------------------------------------------------------------------
+// LayerNorm / RmsNorm: each row of `inner` elements normalized on its own.
+
+template <class T>
+void trailing_norm(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out,
+                   bool center) {
+  const HostTensor& x = in[0];
+  const int axis = axis_attr(node, x.rank());
+  const Shape tail(x.shape.begin() + axis, x.shape.end());
+  const int64_t inner = shape_numel(tail);
+  const int64_t outer = inner == 0 ? 0 : x.numel() / inner;
+  if (outer == 0) return;
+  const double eps = node.attrs.f("eps");
+  const ParamArray<T> gamma(optional_input(in, 1), tail);
+  const ParamArray<T> beta(center ? optional_input(in, 2) : HostTensor{}, tail);
+  const StridedView xv(x);
+  const HostTensor& y = out[0];
+  parallel_for(outer, row_grain(inner), [&](int64_t r0, int64_t r1) {
+    alignas(64) T xbuf[B], ybuf[B];
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t start = r * inner;
+      RowStats<T> st{.center = center};
+      for (int64_t k = 0; k < inner; k += B) {
+        const int64_t len = std::min(B, inner - k);
+        st.add(read(xv, start + k, len, xbuf), len);
+      }
+      const NormCoef<T> c(st, eps);
+      for (int64_t k = 0; k < inner; k += B) {
+        const int64_t len = std::min(B, inner - k);
+        T* yp = out_block(y, start + k, ybuf);
+        normalize_block(read(xv, start + k, len, xbuf), yp, len, c, gamma.at(k), beta.at(k));
+        commit(y, start + k, yp, len);
+      }
+    }
+  });
+}
+
+template <class T>
+void layer_norm_t(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
+  trailing_norm<T>(node, in, out, true);
+}
+template <class T>
+void rms_norm_t(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
+  trailing_norm<T>(node, in, out, false);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Channels-first norms: x viewed as [N, C, S].
+
+struct ChannelsFirst {
+  int64_t n, c, s = 0;
+  explicit ChannelsFirst(const HostTensor& x) : n(x.shape[0]), c(x.shape[1]) {
+    s = n * c == 0 ? 0 : x.numel() / (n * c);
+  }
+};
+
+// GroupNorm: a row per (n, group), its channels contiguous; gamma / beta per channel.
+template <class T>
+void group_norm_t(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
+  const ChannelsFirst d(in[0]);
+  const int64_t groups = node.attrs.i("groups");
+  const int64_t per_group = d.c / groups;
+  const int64_t len_row = per_group * d.s;
+  if (len_row == 0 || d.n == 0) return;
+  const double eps = node.attrs.f("eps");
+  const ParamArray<T> gamma(optional_input(in, 1), {d.c});
+  const ParamArray<T> beta(optional_input(in, 2), {d.c});
+  const StridedView xv(in[0]);
+  const HostTensor& y = out[0];
+  parallel_for(d.n * groups, row_grain(len_row), [&](int64_t r0, int64_t r1) {
+    alignas(64) T xbuf[B], ybuf[B];
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t start = r * len_row, c0 = (r % groups) * per_group;
+      RowStats<T> st;
+      for (int64_t k = 0; k < len_row; k += B) {
+        const int64_t len = std::min(B, len_row - k);
+        st.add(read(xv, start + k, len, xbuf), len);
+      }
+      const NormCoef<T> coef(st, eps);
+      for (int64_t k = 0; k < len_row; k += B) {
+        const int64_t len = std::min(B, len_row - k);
+        const T* xp = read(xv, start + k, len, xbuf);
+        T* yp = out_block(y, start + k, ybuf);
+        // Split the block at channel boundaries: each segment has one gamma and beta.
+        for (int64_t j = 0; j < len;) {
+          const int64_t ch = (k + j) / d.s;
+          const int64_t seg = std::min(len, (ch + 1) * d.s - k) - j;
+          const T g = gamma.get() ? gamma.get()[c0 + ch] : T(1);
+          const T b = beta.get() ? beta.get()[c0 + ch] : T(0);
+          normalize_block_scalar(xp + j, yp + j, seg, coef, coef.inv * g, b);
+          j += seg;
+        }
+        commit(y, start + k, yp, len);
+      }
+    }
+  });
+}
+
+// LayerNorm2d on NV vectors of pixels at once (the last one holding m lanes): statistics over
+// the c rows of x (row stride ldx), written to y (row stride ldy). Corrected two-pass: Σ(x -
+// mean) fixes the rounding of the first mean.
+template <class T, int NV>
+void ln2d_columns(const T* xp, int64_t ldx, T* yp, int64_t ldy, int64_t channels, int m, double eps,
+                  const T* gamma, const T* beta) {
+  using V = VecOf<T>;
+  constexpr int L = kLanes<V>;
+  auto ld = [&](const T* p, int v) {
+    return v < NV - 1 || m == L ? load<V>(p + v * L) : load_partial<V>(p + v * L, m);
+  };
+  const V inv_c = splat<V>(static_cast<T>(1.0 / static_cast<double>(channels)));
+  V mean[NV] = {}, ssq[NV] = {}, corr[NV] = {}, inv[NV] = {};
+  for (int64_t c = 0; c < channels; ++c)
+    for (int v = 0; v < NV; ++v) mean[v] += ld(xp + c * ldx, v);
+  for (int v = 0; v < NV; ++v) mean[v] *= inv_c;
+  for (int64_t c = 0; c < channels; ++c)
+    for (int v = 0; v < NV; ++v) {
+      const V dv = ld(xp + c * ldx, v) - mean[v];
+      ssq[v] += dv * dv;
+      corr[v] += dv;
+    }
+  for (int v = 0; v < NV; ++v) {
+    corr[v] *= inv_c;
+    const V var = ssq[v] * inv_c - corr[v] * corr[v];
+    for (int l = 0; l < L; ++l)
+      inv[v][l] = static_cast<T>(1.0 / std::sqrt(std::max(0.0, static_cast<double>(var[l])) + eps));
+  }
+  for (int64_t c = 0; c < channels; ++c) {
+    const T g = gamma ? gamma[c] : T(1);
+    const T b = beta ? beta[c] : T(0);
+    for (int v = 0; v < NV; ++v) {
+      const V r = ((ld(xp + c * ldx, v) - mean[v]) - corr[v]) * (inv[v] * g) + b;
+      if (v < NV - 1 || m == L)
+        store(yp + c * ldy + v * L, r);
+      else
+        store_partial(yp + c * ldy + v * L, r, m);
+    }
+  }
+}
+
+// LayerNorm2d: normalize over C for every (n, pixel). Tiles of kTileW pixels: statistics are
+// computed lane-wise across pixels, reading the C rows of the tile (in place when x is
+// contiguous T, else gathered into a scratch tile).
+template <class T>
+void layer_norm2d_t(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
+  using V = VecOf<T>;
+  constexpr int L = kLanes<V>;
+  constexpr int64_t kTileW = 4 * L;
+  const ChannelsFirst d(in[0]);
+  if (d.n * d.c * d.s == 0) return;
+  const double eps = node.attrs.f("eps");
+  const ParamArray<T> gamma(optional_input(in, 1), {d.c});
+  const ParamArray<T> beta(optional_input(in, 2), {d.c});
+  const StridedView xv(in[0]);
+  const HostTensor& y = out[0];
+  const bool in_place = xv.contiguous_in(kNative<T>);
+  const bool out_in_place = y.dtype == kNative<T>;
+  const T* x0 = in_place ? reinterpret_cast<const T*>(xv.base) : nullptr;
+  const int64_t tiles = (d.s + kTileW - 1) / kTileW;
+  parallel_for(d.n * tiles, row_grain(d.c * kTileW), [&](int64_t t0, int64_t t1) {
+    std::vector<T> xtile, ytile;
+    if (!in_place) xtile.resize(static_cast<size_t>(d.c * kTileW));
+    if (!out_in_place) ytile.resize(static_cast<size_t>(d.c * kTileW));
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n = t / tiles, s0 = (t % tiles) * kTileW;
+      const int64_t w = std::min(kTileW, d.s - s0);
+      const int64_t base = n * d.c * d.s + s0;  // element (n, 0, s0)
+      const T* xp;
+      int64_t ldx;
+      if (in_place) {
+        xp = x0 + base;
+        ldx = d.s;
+      } else {
+        for (int64_t c = 0; c < d.c; ++c) {
+          T* dst = xtile.data() + c * kTileW;
+          const T* src = read(xv, base + c * d.s, w, dst);
+          if (src != dst) std::copy(src, src + w, dst);
+        }
+        xp = xtile.data();
+        ldx = kTileW;
+      }
+      T* yp = out_in_place ? reinterpret_cast<T*>(y.data()) + base : ytile.data();
+      const int64_t ldy = out_in_place ? d.s : kTileW;
+      if (w == kTileW) {
+        ln2d_columns<T, 4>(xp, ldx, yp, ldy, d.c, L, eps, gamma.get(), beta.get());
+      } else {
+        for (int64_t j = 0; j < w; j += L)
+          ln2d_columns<T, 1>(xp + j, ldx, yp + j, ldy, d.c,
+                             static_cast<int>(std::min<int64_t>(L, w - j)), eps, gamma.get(),
+                             beta.get());
+      }
+      if (!out_in_place)
+        for (int64_t c = 0; c < d.c; ++c) commit(y, base + c * d.s, yp + c * kTileW, w);
+    }
+  });
+}
+
+// BatchNormInference: y = (x - mean[c]) · gamma[c] / sqrt(var[c] + eps) + beta[c]. Per (n, c)
+// rows of S when S is long; otherwise per n, over [C·S] with the parameters expanded.
+template <class T>
+void batch_norm_inference_t(const Node& node, std::span<const HostTensor> in,
+                            std::span<HostTensor> out) {
+  const ChannelsFirst d(in[0]);
+  if (d.n * d.c * d.s == 0) return;
+  const double eps = node.attrs.f("eps");
+  const ParamArray<T> mean(in[1], {d.c}), var(in[2], {d.c});
+  const ParamArray<T> gamma(optional_input(in, 3), {d.c}), beta(optional_input(in, 4), {d.c});
+  // scale[c] = gamma / sqrt(var + eps), in f64 before rounding.
+  std::vector<T> scale(static_cast<size_t>(d.c)), shift(static_cast<size_t>(d.c));
+  for (int64_t c = 0; c < d.c; ++c) {
+    const double g = gamma.get() ? static_cast<double>(gamma.get()[c]) : 1.0;
+    scale[c] = static_cast<T>(g / std::sqrt(static_cast<double>(var.get()[c]) + eps));
+    shift[c] = beta.get() ? beta.get()[c] : T(0);
+  }
+  const StridedView xv(in[0]);
+  const HostTensor& y = out[0];
+  using V = VecOf<T>;
+  constexpr int L = kLanes<V>;
+  if (d.s >= 16) {
+    parallel_for(d.n * d.c, row_grain(d.s), [&](int64_t r0, int64_t r1) {
+      alignas(64) T xbuf[B], ybuf[B];
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t c = r % d.c;
+        NormCoef<T> coef;
+        coef.hi = mean.get()[c];
+        for (int64_t k = 0; k < d.s; k += B) {
+          const int64_t len = std::min(B, d.s - k), start = r * d.s + k;
+          T* yp = out_block(y, start, ybuf);
+          normalize_block_scalar(read(xv, start, len, xbuf), yp, len, coef, scale[c], shift[c]);
+          commit(y, start, yp, len);
+        }
+      }
+    });
+    return;
+  }
+  const int64_t row = d.c * d.s;
+  std::vector<T> me(static_cast<size_t>(row)), sc(me.size()), sh(me.size());
+  for (int64_t i = 0; i < row; ++i) {
+    me[i] = mean.get()[i / d.s];
+    sc[i] = scale[i / d.s];
+    sh[i] = shift[i / d.s];
+  }
+  parallel_for(d.n, row_grain(row), [&](int64_t n0, int64_t n1) {
+    alignas(64) T xbuf[B], ybuf[B];
+    for (int64_t n = n0; n < n1; ++n)
+      for (int64_t k = 0; k < row; k += B) {
+        const int64_t len = std::min(B, row - k), start = n * row + k;
+        const T* xp = read(xv, start, len, xbuf);
+        T* yp = out_block(y, start, ybuf);
+        int64_t i = 0;
+        for (; i + L <= len; i += L)
+          store(yp + i, (load<V>(xp + i) - load<V>(&me[k + i])) * load<V>(&sc[k + i]) +
+                            load<V>(&sh[k + i]));
+        for (; i < len; ++i) yp[i] = (xp[i] - me[k + i]) * sc[k + i] + sh[k + i];
+        commit(y, start, yp, len);
+      }
+  });
+}
+
+// The kernel for T = f64 on f64 tensors, f32 on every other dtype.
+#define TESSEL_NORM_KERNEL(name)                                                           \
+  void name(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) { \
+    if (out[0].dtype == DType::F64)                                                        \
+      name##_t<double>(node, in, out);                                                     \
+    else                                                                                   \
+      name##_t<float>(node, in, out);                                                      \
+  }
+TESSEL_NORM_KERNEL(layer_norm)
+TESSEL_NORM_KERNEL(rms_norm)
+TESSEL_NORM_KERNEL(group_norm)
+TESSEL_NORM_KERNEL(layer_norm2d)
+TESSEL_NORM_KERNEL(batch_norm_inference)
+#undef TESSEL_NORM_KERNEL
+
+}  // namespace
+
+void register_normalization(KernelRegistry& r) {
+  r.native(OpKind::LayerNorm, layer_norm, kNormFloats);
+  r.native(OpKind::LayerNorm2d, layer_norm2d, kNormFloats);
+  r.native(OpKind::GroupNorm, group_norm, kNormFloats);
+  r.native(OpKind::BatchNormInference, batch_norm_inference, kNormFloats);
+  r.native(OpKind::RmsNorm, rms_norm, kNormFloats);
+  register_fused_norms(r);
+  register_positional(r);
+}
+
 TESSEL_ISA_END

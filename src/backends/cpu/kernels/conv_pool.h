@@ -1,0 +1,98 @@
+// Shared pieces of the cpu conv_pool family (conv_pool*.cpp): window geometry padded to three
+// spatial dims, staging of whole operands into contiguous f32 / f64, and per-file registration.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ir/graph.h"
+#include "runtime/host_allocator.h"
+#include "runtime/kernel_registry.h"
+#include "tessel/host_tensor.h"
+// clang-format off
+#include "backends/cpu/simd.h"
+// clang-format on
+
+TESSEL_ISA_BEGIN
+
+// Registered from register_conv_pool (conv_pool.cpp).
+void register_conv_kinds(KernelRegistry& r);  // conv_pool_conv.cpp: Conv, ConvTranspose2d
+void register_pool_kinds(KernelRegistry& r);  // conv_pool_pool.cpp: Pool, Im2Col
+
+// The helpers live in their own namespace: their names are generic, the ISA namespace shared.
+namespace conv_pool {
+
+// A window over up to three spatial dims, right-aligned: a 1-D op uses dim 2 only, and the
+// unused leading dims have size 1, kernel 1, stride 1, no padding.
+struct Window3 {
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1};
+  int64_t stride[3] = {1, 1, 1}, dil[3] = {1, 1, 1};
+  int64_t pad[3] = {0, 0, 0}, pad_end[3] = {0, 0, 0};  // begin / end
+};
+
+// The window of a node from its strides / dilations / pads attributes: `x` and `y` are the
+// input and output shapes [N, C, *spatial], `kernel` one entry per spatial dim (empty for
+// adaptive pooling). A pool's strides default to its kernel, a convolution's to 1.
+Window3 make_window(const Attrs& a, const Shape& x, const Shape& y,
+                    const std::vector<int64_t>& kernel, bool pool);
+
+// The outputs o in [0, out) whose tap o·stride − pad + off lands inside [0, in): [lo, hi).
+inline void valid_range(int64_t out, int64_t in, int64_t stride, int64_t pad, int64_t off,
+                        int64_t& lo, int64_t& hi) {
+  int64_t a = pad - off;           // o·stride >= a
+  int64_t b = in - 1 + pad - off;  // o·stride <= b
+  lo = a <= 0 ? 0 : (a + stride - 1) / stride;
+  hi = b < 0 ? 0 : b / stride + 1;
+  if (hi > out) hi = out;
+  if (lo > hi) lo = hi;
+}
+
+template <class T>
+inline constexpr DType kDTypeOf = std::is_same_v<T, double> ? DType::F64 : DType::F32;
+
+// A contiguous row-major f32 / f64 copy of `t` in its dtype converted, or t's own data when it
+// already is one; `hold` keeps the copy alive.
+const float* dense_f32(const HostTensor& t, std::shared_ptr<Storage>& hold);
+const double* dense_f64(const HostTensor& t, std::shared_ptr<Storage>& hold);
+template <class T>
+const T* dense(const HostTensor& t, std::shared_ptr<Storage>& hold) {
+  if constexpr (std::is_same_v<T, double>)
+    return dense_f64(t, hold);
+  else
+    return dense_f32(t, hold);
+}
+
+// n uninitialized elements of T from the caching allocator; `hold` keeps them alive.
+template <class T>
+T* scratch(int64_t n, std::shared_ptr<Storage>& hold) {
+  hold = host_allocate(static_cast<size_t>(n > 0 ? n : 1) * sizeof(T));
+  return reinterpret_cast<T*>(hold->bytes.get());
+}
+// Where a kernel computing in T writes the contiguous output `y`: y itself when it has dtype T,
+// else scratch that finish_output then rounds into y.
+template <class T>
+T* output_buffer(const HostTensor& y, std::shared_ptr<Storage>& hold) {
+  if (y.dtype == kDTypeOf<T>) return reinterpret_cast<T*>(y.data());
+  return scratch<T>(y.numel(), hold);
+}
+void finish_output_f32(const float* buf, const HostTensor& y);
+void finish_output_f64(const double* buf, const HostTensor& y);
+template <class T>
+void finish_output(const T* buf, const HostTensor& y) {
+  if constexpr (std::is_same_v<T, double>)
+    finish_output_f64(buf, y);
+  else
+    finish_output_f32(buf, y);
+}
+
+// Native-width vectors of T.
+template <class T>
+struct VecOf {
+  typedef T type __attribute__((vector_size(kVectorBytes)));
+};
+template <class T>
+using Vec = typename VecOf<T>::type;
+
+}  // namespace conv_pool
+TESSEL_ISA_END

@@ -1,0 +1,424 @@
+// Conv (1-D/2-D/3-D) and ConvTranspose2d on the cpu backend, computing in f32 (f64 for f64):
+// bounded im2col blocks fed to gemm (1×1 convolutions read x directly), a direct vectorized loop
+// for depthwise convolution, and GEMM + col2im for the transposed convolution.
+#include <algorithm>
+#include <span>
+#include <vector>
+
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/kernels/conv_pool.h"
+#include "runtime/kernel_util.h"
+#include "runtime/thread_pool.h"
+
+TESSEL_ISA_BEGIN
+namespace {
+
+using namespace conv_pool;
+
+constexpr DTypeSet kConvFloats = dtypes::kFloat | dtypes::kFp8;
+// im2col / col2im scratch per block, in elements: bounded, yet wide enough for gemm to run well.
+constexpr int64_t kColBudget = int64_t{1} << 20;
+// Multiply-adds (or copies) per parallel chunk: enough to amortize a task.
+constexpr int64_t kGrainWork = int64_t{1} << 15;
+
+template <class T>
+void gemm_t(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_cs, const T* b,
+            int64_t b_rs, int64_t b_cs, T beta, T* c, int64_t ldc) {
+  if constexpr (std::is_same_v<T, double>)
+    gemm_f64(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, ldc);
+  else
+    gemm_f32(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, ldc);
+}
+
+// dst[i] += src[i] for i < n.
+template <class T>
+void add_to(T* dst, const T* src, int64_t n) {
+  using V = Vec<T>;
+  constexpr int L = kLanes<V>;
+  int64_t i = 0;
+  for (; i + L <= n; i += L) store(dst + i, load<V>(dst + i) + load<V>(src + i));
+  for (; i < n; ++i) dst[i] += src[i];
+}
+
+// y[row, :] = bias[row % channels] (or 0) for rows of `len` elements.
+template <class T>
+void fill_bias(T* y, const T* bias, int64_t rows, int64_t channels, int64_t len) {
+  parallel_for(rows, std::max<int64_t>(1, kGrainWork / std::max<int64_t>(len, 1)),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t r = begin; r < end; ++r)
+                   std::fill(y + r * len, y + (r + 1) * len, bias ? bias[r % channels] : T(0));
+               });
+}
+
+struct ConvGeo {
+  Window3 w;
+  int64_t N, C, O, G, cpg, opg;
+  int64_t KK;  // kernel taps k0·k1·k2
+  int64_t K;   // cpg·KK: the gemm depth
+  int64_t P;   // output positions per channel
+  int64_t X;   // input positions per channel
+};
+
+// Rows [r0, r1) of the im2col matrix of one (image, group) over output positions [p0, p1):
+// col[(r − r0)·ldc + p − p0] = x[c, the tap of row r in position p's window], zero in padding.
+template <class T>
+void im2col_rows(const ConvGeo& g, const T* xg, int64_t p0, int64_t p1, int64_t r0, int64_t r1,
+                 T* col, int64_t ldc) {
+  const Window3& w = g.w;
+  for (int64_t r = r0; r < r1; ++r) {
+    int64_t c = r / g.KK, tap = r % g.KK;
+    int64_t kd = tap / (w.k[1] * w.k[2]), kh = tap / w.k[2] % w.k[1], kw = tap % w.k[2];
+    const T* plane = xg + c * g.X;
+    T* dst = col + (r - r0) * ldc;
+    int64_t off = kw * w.dil[2] - w.pad[2];
+    int64_t lo, hi;
+    valid_range(w.out[2], w.in[2], w.stride[2], w.pad[2], kw * w.dil[2], lo, hi);
+    int64_t p = p0;
+    int64_t ow = p % w.out[2], oh = p / w.out[2] % w.out[1], od = p / (w.out[2] * w.out[1]);
+    while (p < p1) {
+      int64_t seg = std::min(w.out[2] - ow, p1 - p);
+      T* d = dst + (p - p0);  // d[0] is position p, output column ow
+      int64_t id = od * w.stride[0] - w.pad[0] + kd * w.dil[0];
+      int64_t ih = oh * w.stride[1] - w.pad[1] + kh * w.dil[1];
+      if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
+        std::fill(d, d + seg, T(0));
+      } else {
+        const T* row = plane + (id * w.in[1] + ih) * w.in[2];
+        int64_t a = std::clamp(lo, ow, ow + seg), b = std::clamp(hi, a, ow + seg);
+        std::fill(d, d + (a - ow), T(0));
+        if (w.stride[2] == 1)
+          std::copy(row + (a + off), row + (b + off), d + (a - ow));
+        else
+          for (int64_t o = a; o < b; ++o) d[o - ow] = row[o * w.stride[2] + off];
+        std::fill(d + (b - ow), d + seg, T(0));
+      }
+      p += seg;
+      ow = 0;
+      if (++oh == w.out[1]) {
+        oh = 0;
+        ++od;
+      }
+    }
+  }
+}
+
+// y (holding the bias) += conv(x, w) by gemm over blocks of output positions: per (image, group,
+// block), an im2col block of the input times the group's weights.
+template <class T>
+void conv_gemm(const ConvGeo& g, const T* x, const T* wt, T* y) {
+  if (g.K == 0) return;
+  const Window3& w = g.w;
+  bool direct = g.KK == 1;  // a 1×1 kernel, unstrided and unpadded, reads x as the gemm's B
+  for (int d = 0; d < 3; ++d)
+    direct = direct && w.stride[d] == 1 && w.pad[d] == 0 && w.pad_end[d] == 0;
+  int64_t units = g.N * g.G, threads = num_threads();
+  int64_t pb = std::min(g.P, std::max<int64_t>(64, kColBudget / g.K));
+  int64_t blocks = (g.P + pb - 1) / pb;
+  if (units * blocks < 2 * threads) {
+    // Split the positions further so every thread gets blocks, down to 256 columns a block
+    // (narrower blocks make the gemm slower than threading inside it).
+    int64_t want = std::min(g.P / 256, (2 * threads + units - 1) / units);
+    if (want > blocks) {
+      blocks = want;
+      pb = (g.P + blocks - 1) / blocks;
+      blocks = (g.P + pb - 1) / pb;
+    }
+  }
+  auto block = [&](int64_t item, T* col, bool threaded) {
+    int64_t u = item / blocks, p0 = item % blocks * pb;
+    int64_t n = u / g.G, gi = u % g.G;
+    int64_t p1 = std::min(g.P, p0 + pb), cols = p1 - p0;
+    const T* xg = x + (n * g.C + gi * g.cpg) * g.X;
+    const T* wg = wt + gi * g.opg * g.K;
+    T* yg = y + (n * g.O + gi * g.opg) * g.P + p0;
+    if (direct) return gemm_t(g.opg, cols, g.K, wg, g.K, 1, xg + p0, g.X, 1, T(1), yg, g.P);
+    if (threaded)
+      parallel_for(g.K, std::max<int64_t>(1, kGrainWork / cols), [&](int64_t b, int64_t e) {
+        im2col_rows(g, xg, p0, p1, b, e, col + b * cols, cols);
+      });
+    else
+      im2col_rows(g, xg, p0, p1, 0, g.K, col, cols);
+    gemm_t(g.opg, cols, g.K, wg, g.K, 1, col, cols, 1, T(1), yg, g.P);
+  };
+  int64_t items = units * blocks;
+  if (threads > 1 && items >= threads) {
+    // Independent blocks, one task each (a nested gemm runs single-threaded).
+    parallel_for(items, 1, [&](int64_t begin, int64_t end) {
+      std::shared_ptr<Storage> hold;
+      T* col = direct ? nullptr : scratch<T>(pb * g.K, hold);
+      for (int64_t i = begin; i < end; ++i) block(i, col, false);
+    });
+  } else {
+    // Too few blocks to go round: thread inside each (im2col rows, then the gemm itself).
+    std::shared_ptr<Storage> hold;
+    T* col = direct ? nullptr : scratch<T>(pb * g.K, hold);
+    for (int64_t i = 0; i < items; ++i) block(i, col, true);
+  }
+}
+
+// Depthwise convolution (one input channel per group) runs directly on a zero-padded copy of
+// each input plane whose rows are split into `stride` phases (column j of phase r is padded
+// column r + j·stride): every tap of every output is then in bounds, and consecutive outputs
+// read consecutive elements, so whole rows vectorize whatever the stride.
+struct DwPlane {
+  int64_t hp, wq, row_len, len;  // padded rows per depth slice, phase length, row, plane
+};
+
+DwPlane dw_plane(const Window3& w) {
+  DwPlane p;
+  int64_t dp = w.in[0] + w.pad[0] + w.pad_end[0];
+  p.hp = w.in[1] + w.pad[1] + w.pad_end[1];
+  int64_t wp = w.in[2] + w.pad[2] + w.pad_end[2];
+  // A vector of slack past the last phase column keeps full loads in the tail in bounds.
+  p.wq = (wp + w.stride[2] - 1) / w.stride[2] + kVectorBytes;
+  p.row_len = w.stride[2] * p.wq;
+  p.len = dp * p.hp * p.row_len;
+  return p;
+}
+
+template <class T>
+void dw_fill_plane(const Window3& w, const DwPlane& p, const T* src, T* dst) {
+  std::fill(dst, dst + p.len, T(0));
+  int64_t s = w.stride[2];
+  for (int64_t id = 0; id < w.in[0]; ++id)
+    for (int64_t ih = 0; ih < w.in[1]; ++ih) {
+      const T* row = src + (id * w.in[1] + ih) * w.in[2];
+      T* d = dst + ((id + w.pad[0]) * p.hp + ih + w.pad[1]) * p.row_len;
+      if (s == 1) {
+        std::copy(row, row + w.in[2], d + w.pad[2]);
+        continue;
+      }
+      // Phase r holds padded columns r, r + s, ...: input columns r − pad + j·s.
+      for (int64_t r = 0; r < s; ++r) {
+        T* ph = d + r * p.wq;
+        int64_t j = r >= w.pad[2] ? 0 : (w.pad[2] - r + s - 1) / s;
+        for (int64_t iw = r + j * s - w.pad[2]; iw < w.in[2]; iw += s, ++j) ph[j] = row[iw];
+      }
+    }
+}
+
+// Output rows [r0, r1) (row = od·out1 + oh) of output channel `o` from its padded plane.
+template <class T>
+void dw_rows(const Window3& w, const DwPlane& p, const T* plane, const T* wo, T bias,
+             const std::vector<int64_t>& tap_off, int64_t r0, int64_t r1, T* y) {
+  using V = Vec<T>;
+  constexpr int L = kLanes<V>;
+  int64_t n = w.out[2];
+  size_t taps = tap_off.size();
+  for (int64_t r = r0; r < r1; ++r) {
+    int64_t od = r / w.out[1], oh = r % w.out[1];
+    const T* base = plane + (od * w.stride[0] * p.hp + oh * w.stride[1]) * p.row_len;
+    T* yr = y + r * n;
+    int64_t ow = 0;
+    for (; ow + 4 * L <= n; ow += 4 * L) {
+      V a0 = splat<V>(bias), a1 = a0, a2 = a0, a3 = a0;
+      for (size_t t = 0; t < taps; ++t) {
+        const T* xp = base + tap_off[t] + ow;
+        V wv = splat<V>(wo[t]);
+        a0 += wv * load<V>(xp);
+        a1 += wv * load<V>(xp + L);
+        a2 += wv * load<V>(xp + 2 * L);
+        a3 += wv * load<V>(xp + 3 * L);
+      }
+      store(yr + ow, a0);
+      store(yr + ow + L, a1);
+      store(yr + ow + 2 * L, a2);
+      store(yr + ow + 3 * L, a3);
+    }
+    for (; ow < n; ow += L) {
+      V a0 = splat<V>(bias);
+      for (size_t t = 0; t < taps; ++t) a0 += splat<V>(wo[t]) * load<V>(base + tap_off[t] + ow);
+      if (ow + L <= n)
+        store(yr + ow, a0);
+      else
+        store_partial(yr + ow, a0, static_cast<int>(n - ow));
+    }
+  }
+}
+
+template <class T>
+void conv_depthwise(const ConvGeo& g, const T* x, const T* wt, const T* bias, T* y) {
+  const Window3& w = g.w;
+  DwPlane p = dw_plane(w);
+  // Offset of each tap (kd, kh, kw) from an output row's base in the padded plane.
+  std::vector<int64_t> tap_off;
+  for (int64_t kd = 0; kd < w.k[0]; ++kd)
+    for (int64_t kh = 0; kh < w.k[1]; ++kh)
+      for (int64_t kw = 0; kw < w.k[2]; ++kw) {
+        int64_t q = kw * w.dil[2];
+        tap_off.push_back((kd * w.dil[0] * p.hp + kh * w.dil[1]) * p.row_len +
+                          q % w.stride[2] * p.wq + q / w.stride[2]);
+      }
+  int64_t rows = w.out[0] * w.out[1];  // per output channel
+  auto channel = [&](const T* plane, int64_t n, int64_t o, int64_t r0, int64_t r1) {
+    dw_rows(w, p, plane, wt + o * g.KK, bias ? bias[o] : T(0), tap_off, r0, r1,
+            y + (n * g.O + o) * g.P);
+  };
+  int64_t planes = g.N * g.C;
+  int64_t plane_work = std::max<int64_t>(1, g.opg * g.P * g.KK);
+  if (planes >= 2 * num_threads()) {
+    parallel_for(planes, std::max<int64_t>(1, kGrainWork / plane_work), [&](int64_t b, int64_t e) {
+      std::shared_ptr<Storage> hold;
+      T* plane = scratch<T>(p.len, hold);
+      for (int64_t u = b; u < e; ++u) {
+        int64_t n = u / g.C, c = u % g.C;
+        dw_fill_plane(w, p, x + u * g.X, plane);
+        for (int64_t o = c * g.opg; o < (c + 1) * g.opg; ++o) channel(plane, n, o, 0, rows);
+      }
+    });
+    return;
+  }
+  // Few planes: thread over the output rows of each.
+  std::shared_ptr<Storage> hold;
+  T* plane = scratch<T>(p.len, hold);
+  for (int64_t u = 0; u < planes; ++u) {
+    int64_t n = u / g.C, c = u % g.C;
+    dw_fill_plane(w, p, x + u * g.X, plane);
+    parallel_for(g.opg * rows, std::max<int64_t>(1, kGrainWork / (w.out[2] * g.KK)),
+                 [&](int64_t b, int64_t e) {
+                   for (int64_t i = b; i < e;) {
+                     int64_t o = i / rows, r0 = i % rows, r1 = std::min(rows, r0 + (e - i));
+                     channel(plane, n, c * g.opg + o, r0, r1);
+                     i += r1 - r0;
+                   }
+                 });
+  }
+}
+
+template <class T>
+void conv_typed(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
+  const HostTensor &x = in[0], &w = in[1], &b = in[2];
+  const HostTensor& y = out[0];
+  if (y.numel() == 0) return;
+  ConvGeo g;
+  g.w = make_window(node.attrs, x.shape, y.shape,
+                    std::vector<int64_t>(w.shape.begin() + 2, w.shape.end()), false);
+  g.N = x.shape[0];
+  g.C = x.shape[1];
+  g.O = y.shape[1];
+  g.G = node.attrs.i("groups");
+  g.cpg = g.C / g.G;
+  g.opg = g.O / g.G;
+  g.KK = g.w.k[0] * g.w.k[1] * g.w.k[2];
+  g.K = g.cpg * g.KK;
+  g.P = g.w.out[0] * g.w.out[1] * g.w.out[2];
+  g.X = g.w.in[0] * g.w.in[1] * g.w.in[2];
+  std::shared_ptr<Storage> hx, hw, hb, hy;
+  const T* xs = dense<T>(x, hx);
+  const T* ws = dense<T>(w, hw);
+  const T* bs = present(b) ? dense<T>(b, hb) : nullptr;
+  T* ys = output_buffer<T>(y, hy);
+  if (g.cpg == 1 && g.opg <= 8) {
+    conv_depthwise(g, xs, ws, bs, ys);
+  } else {
+    fill_bias(ys, bs, g.N * g.O, g.O, g.P);
+    conv_gemm(g, xs, ws, ys);
+  }
+  finish_output(ys, y);
+}
+
+void conv_kernel(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
+  if (out[0].dtype == DType::F64)
+    conv_typed<double>(node, in, out);
+  else
+    conv_typed<float>(node, in, out);
+}
+
+// ConvTranspose2d: per (image, group), col = w_gᵀ · x_g by gemm over blocks of input rows, then
+// col2im scatters col into y (which holds the bias); col2im threads over output channels.
+template <class T>
+void conv_transpose2d_typed(const Node& node, std::span<const HostTensor> in,
+                            std::span<HostTensor> out) {
+  const HostTensor &x = in[0], &w = in[1], &b = in[2];
+  const HostTensor& y = out[0];
+  if (y.numel() == 0) return;
+  const Attrs& a = node.attrs;
+  auto attr2 = [&](const char* name, int64_t fill, int i) {
+    const std::vector<int64_t>& v = a.ints(name);
+    return v.empty() ? fill : v[i];
+  };
+  int64_t s0 = attr2("strides", 1, 0), s1 = attr2("strides", 1, 1);
+  int64_t d0 = attr2("dilations", 1, 0), d1 = attr2("dilations", 1, 1);
+  int64_t p0 = attr2("pads", 0, 0), p1 = attr2("pads", 0, 1);
+  int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  int64_t G = a.i("groups"), cpg = C / G, opg = w.shape[1], KH = w.shape[2], KW = w.shape[3];
+  int64_t O = y.shape[1], OH = y.shape[2], OW = y.shape[3];
+  int64_t M = opg * KH * KW;
+  std::shared_ptr<Storage> hx, hw, hb, hy;
+  const T* xs = dense<T>(x, hx);
+  const T* ws = dense<T>(w, hw);
+  const T* bs = present(b) ? dense<T>(b, hb) : nullptr;
+  T* ys = output_buffer<T>(y, hy);
+  fill_bias(ys, bs, N * O, O, OH * OW);
+  if (cpg > 0 && H * W > 0) {
+    int64_t hb_rows = std::clamp<int64_t>(kColBudget / std::max<int64_t>(1, M * W), 1, H);
+    // Scatters rows [i0, i1) of col (output channels [ob, oe) of the group) into y.
+    auto col2im = [&](const T* col, T* yg, int64_t i0, int64_t i1, int64_t ob, int64_t oe) {
+      int64_t cols = (i1 - i0) * W;
+      for (int64_t o = ob; o < oe; ++o) {
+        T* plane = yg + o * OH * OW;
+        for (int64_t kh = 0; kh < KH; ++kh)
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            const T* src = col + ((o * KH + kh) * KW + kw) * cols;
+            int64_t lo, hi, off = kw * d1 - p1;
+            valid_range(W, OW, s1, p1, kw * d1, lo, hi);
+            for (int64_t ih = i0; ih < i1; ++ih) {
+              int64_t oh = ih * s0 - p0 + kh * d0;
+              if (oh < 0 || oh >= OH) continue;
+              T* dr = plane + oh * OW;
+              const T* sr = src + (ih - i0) * W;
+              if (s1 == 1)
+                add_to(dr + (lo + off), sr + lo, hi - lo);
+              else
+                for (int64_t iw = lo; iw < hi; ++iw) dr[iw * s1 + off] += sr[iw];
+            }
+          }
+      }
+    };
+    auto unit = [&](int64_t u, T* col, bool threaded) {
+      int64_t n = u / G, gi = u % G;
+      const T* wg = ws + gi * cpg * M;
+      T* yg = ys + (n * O + gi * opg) * OH * OW;
+      for (int64_t i0 = 0; i0 < H; i0 += hb_rows) {
+        int64_t i1 = std::min(H, i0 + hb_rows), cols = (i1 - i0) * W;
+        gemm_t(M, cols, cpg, wg, 1, M, xs + ((n * C + gi * cpg) * H + i0) * W, H * W, 1, T(0), col,
+               cols);
+        if (threaded)
+          parallel_for(opg, std::max<int64_t>(1, kGrainWork / (KH * KW * cols)),
+                       [&](int64_t ob, int64_t oe) { col2im(col, yg, i0, i1, ob, oe); });
+        else
+          col2im(col, yg, i0, i1, 0, opg);
+      }
+    };
+    int64_t units = N * G;
+    if (units >= 2 * num_threads()) {
+      parallel_for(units, 1, [&](int64_t begin, int64_t end) {
+        std::shared_ptr<Storage> hold;
+        T* col = scratch<T>(M * hb_rows * W, hold);
+        for (int64_t u = begin; u < end; ++u) unit(u, col, false);
+      });
+    } else {
+      std::shared_ptr<Storage> hold;
+      T* col = scratch<T>(M * hb_rows * W, hold);
+      for (int64_t u = 0; u < units; ++u) unit(u, col, true);
+    }
+  }
+  finish_output(ys, y);
+}
+
+void conv_transpose2d_kernel(const Node& node, std::span<const HostTensor> in,
+                             std::span<HostTensor> out) {
+  if (out[0].dtype == DType::F64)
+    conv_transpose2d_typed<double>(node, in, out);
+  else
+    conv_transpose2d_typed<float>(node, in, out);
+}
+
+}  // namespace
+
+void register_conv_kinds(KernelRegistry& r) {
+  r.native(OpKind::Conv, conv_kernel, kConvFloats);
+  r.native(OpKind::ConvTranspose2d, conv_transpose2d_kernel, kConvFloats);
+}
+
+TESSEL_ISA_END

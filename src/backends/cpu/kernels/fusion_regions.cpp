@@ -1,0 +1,258 @@
+// ElementwiseRegion on cpu: the fused body runs as one loop over the output. The output is cut
+// into blocks of kBlock elements; for each block every body value is computed in f32 into a
+// small buffer (all of a block's temporaries stay in L1), so memory traffic is one read of each
+// input and one write of the output, however long the chain. Body nodes may have smaller shapes
+// than the output (elementwise ops commute with broadcasting), so each is evaluated on the block
+// of its value broadcast to the output shape. f16 / bf16 values are rounded after each step as
+// the unfused graph rounds them, so fusing never changes a result beyond f32 contraction.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "backends/cpu/activation.h"
+#include "backends/cpu/convert.h"
+#include "backends/cpu/families.h"
+#include "ops/scalar_math.h"
+#include "runtime/kernel_util.h"
+#include "runtime/thread_pool.h"
+
+TESSEL_ISA_BEGIN
+namespace {
+
+constexpr int64_t kBlock = 512;
+constexpr int kMaxRank = 16;
+
+bool computes_in_f32(DType t) {
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::Bool;
+}
+
+// A body value's source when it is not computed: a region input or a body constant, read
+// through a view broadcast to the output shape.
+struct Leaf {
+  HostTensor view;
+  int slot;
+};
+
+struct Plan {
+  std::vector<int> slot;  // body node id -> buffer slot (-1: none)
+  std::vector<Leaf> leaves;
+  std::vector<const Node*> steps;  // computed nodes, in order
+  int slots = 0;
+};
+
+Plan plan_body(const Node& node, const Graph& body, std::span<const HostTensor> in,
+               const Shape& out_shape) {
+  Plan p;
+  p.slot.assign(body.size(), -1);
+  size_t next_input = 0;
+  for (const Node& n : body.nodes()) {
+    for (const TensorType& t : n.outputs)
+      if (!computes_in_f32(t.dtype))
+        throw_error(ErrorKind::Unsupported, node.where(), ": body node ", n.where(), " is ",
+                    t.str(), "; the cpu region kernel computes f32, f16, bf16 and bool values");
+    if (n.kind == OpKind::Input || n.kind == OpKind::Constant) {
+      HostTensor t = n.kind == OpKind::Input ? in[next_input++] : *n.literal;
+      if (static_cast<int>(out_shape.size()) > kMaxRank)
+        throw_error(ErrorKind::Unsupported, node.where(), ": rank ", out_shape.size(),
+                    " exceeds the region kernel's ", kMaxRank);
+      p.slot[n.id] = p.slots++;
+      p.leaves.push_back({broadcast_to(t, out_shape), p.slot[n.id]});
+      continue;
+    }
+    switch (n.kind) {
+      case OpKind::Activation:
+      case OpKind::Binary:
+      case OpKind::Compare:
+      case OpKind::Where:
+      case OpKind::Cast:
+      case OpKind::Clamp:
+      case OpKind::StopGradient:
+        break;
+      default:
+        throw_error(ErrorKind::Unsupported, node.where(), ": body node ", n.where(),
+                    " is not elementwise; the cpu region kernel runs Activation, Binary, "
+                    "Compare, Where, Cast, Clamp and StopGradient");
+    }
+    p.slot[n.id] = p.slots++;
+    p.steps.push_back(&n);
+  }
+  return p;
+}
+
+// Reads elements [start, start + len) (row-major over the view's shape) as f32.
+void read_block(const HostTensor& v, int64_t start, int64_t len, float* dst) {
+  int r = v.rank();
+  if (r == 0) {
+    to_f32(v.data(), v.dtype, 0, dst, 1);
+    for (int64_t i = 1; i < len; ++i) dst[i] = dst[0];
+    return;
+  }
+  int64_t idx[kMaxRank];
+  int64_t rem = start;
+  for (int d = r - 1; d >= 0; --d) {
+    idx[d] = rem % v.shape[d];
+    rem /= v.shape[d];
+  }
+  int64_t done = 0;
+  while (done < len) {
+    int64_t off = v.offset;
+    for (int d = 0; d < r; ++d) off += idx[d] * v.strides[d];
+    int64_t run = std::min(len - done, v.shape[r - 1] - idx[r - 1]);
+    to_f32(v.storage->bytes.get() + off * dtype_size(v.dtype), v.dtype, v.strides[r - 1],
+           dst + done, run);
+    done += run;
+    idx[r - 1] += run;
+    for (int d = r - 1; d > 0 && idx[d] == v.shape[d]; --d) {
+      idx[d] = 0;
+      ++idx[d - 1];
+    }
+  }
+}
+
+void binary_block(BinaryOp op, const float* a, const float* b, float* y, int64_t n) {
+  int64_t i = 0;
+  auto vec = [&](auto f) {
+    for (; i + kLanesF <= n; i += kLanesF) store(y + i, f(load<Vf>(a + i), load<Vf>(b + i)));
+  };
+  switch (op) {
+    case BinaryOp::Add:
+      vec([&](Vf x, Vf z) { return x + z; });
+      break;
+    case BinaryOp::Sub:
+      vec([&](Vf x, Vf z) { return x - z; });
+      break;
+    case BinaryOp::Mul:
+      vec([&](Vf x, Vf z) { return x * z; });
+      break;
+    case BinaryOp::Div:
+      vec([&](Vf x, Vf z) { return x / z; });
+      break;
+    case BinaryOp::Max:
+      vec([&](Vf x, Vf z) { return max_nan(x, z); });
+      break;
+    case BinaryOp::Min:
+      vec([&](Vf x, Vf z) { return min_nan(x, z); });
+      break;
+    case BinaryOp::Pow:
+    case BinaryOp::Mod:
+    case BinaryOp::FloorMod:
+    case BinaryOp::Atan2:
+    case BinaryOp::BitAnd:
+    case BinaryOp::BitOr:
+    case BinaryOp::BitXor:
+    case BinaryOp::Shl:
+    case BinaryOp::Shr:
+      break;  // the scalar definition below (bitwise ops never reach here: float-only body)
+  }
+  for (; i < n; ++i) y[i] = static_cast<float>(binary_f64(op, a[i], b[i]));
+}
+
+bool compare(CmpOp op, float a, float b) {
+  switch (op) {
+    case CmpOp::Eq:
+      return a == b;
+    case CmpOp::Ne:
+      return a != b;
+    case CmpOp::Lt:
+      return a < b;
+    case CmpOp::Le:
+      return a <= b;
+    case CmpOp::Gt:
+      return a > b;
+    case CmpOp::Ge:
+      return a >= b;
+  }
+  return false;
+}
+
+void run_step(const Node& n, const std::vector<float*>& arg, float* y, int64_t len) {
+  switch (n.kind) {
+    case OpKind::Activation:
+      activation_f32(n.attrs.e<ActivationKind>("kind"), static_cast<float>(n.attrs.f("alpha")),
+                     arg[0], y, len);
+      break;
+    case OpKind::Binary:
+      binary_block(n.attrs.e<BinaryOp>("op"), arg[0], arg[1], y, len);
+      break;
+    case OpKind::Compare: {
+      CmpOp op = n.attrs.e<CmpOp>("op");
+      for (int64_t i = 0; i < len; ++i) y[i] = compare(op, arg[0][i], arg[1][i]) ? 1.f : 0.f;
+      break;
+    }
+    case OpKind::Where:
+      for (int64_t i = 0; i < len; ++i) y[i] = arg[0][i] != 0 ? arg[1][i] : arg[2][i];
+      break;
+    case OpKind::Cast: {
+      DType to = n.outputs[0].dtype;
+      if (to == DType::Bool) {
+        for (int64_t i = 0; i < len; ++i) y[i] = arg[0][i] != 0 ? 1.f : 0.f;
+      } else {  // round through the target dtype
+        uint16_t tmp[kBlock];
+        if (to == DType::F32) {
+          for (int64_t i = 0; i < len; ++i) y[i] = arg[0][i];
+        } else {
+          from_f32(arg[0], tmp, to, 1, len);
+          to_f32(tmp, to, 1, y, len);
+        }
+      }
+      break;
+    }
+    case OpKind::Clamp: {
+      float lo = static_cast<float>(n.attrs.f("min")), hi = static_cast<float>(n.attrs.f("max"));
+      for (int64_t i = 0; i < len; ++i) {
+        float x = arg[0][i];
+        y[i] = x != x ? x : std::min(std::max(x, lo), hi);  // lo > hi gives hi, as torch
+      }
+      break;
+    }
+    default:  // StopGradient (plan_body admits nothing else)
+      for (int64_t i = 0; i < len; ++i) y[i] = arg[0][i];
+  }
+}
+
+// Rounds a step's f32 results to its dtype, as the unfused graph stores them (f16 / bf16).
+void round_to(DType t, float* v, int64_t len) {
+  if (t != DType::F16 && t != DType::BF16) return;
+  uint16_t tmp[kBlock];
+  from_f32(v, tmp, t, 1, len);
+  to_f32(tmp, t, 1, v, len);
+}
+
+void kernel_elementwise_region(const Node& node, std::span<const HostTensor> in,
+                               std::span<HostTensor> out) {
+  const Graph& body = *node.attrs.graph("body");
+  HostTensor& y = out[0];
+  Plan plan = plan_body(node, body, in, y.shape);
+  Value result = body.outputs[0];
+  int64_t n = y.numel();
+  int64_t blocks = (n + kBlock - 1) / kBlock;
+  int64_t cost = static_cast<int64_t>(plan.steps.size()) + static_cast<int64_t>(plan.leaves.size());
+  parallel_for(blocks, std::max<int64_t>(1, 64 / std::max<int64_t>(cost, 1)),
+               [&](int64_t b0, int64_t b1) {
+                 std::vector<float> buf(static_cast<size_t>(plan.slots) * kBlock);
+                 std::vector<float*> args;
+                 for (int64_t b = b0; b < b1; ++b) {
+                   int64_t start = b * kBlock, len = std::min(kBlock, n - start);
+                   for (const Leaf& l : plan.leaves)
+                     read_block(l.view, start, len, buf.data() + l.slot * kBlock);
+                   for (const Node* s : plan.steps) {
+                     args.clear();
+                     for (Value v : s->inputs)
+                       args.push_back(buf.data() + plan.slot[v.node] * kBlock);
+                     float* out = buf.data() + plan.slot[s->id] * kBlock;
+                     run_step(*s, args, out, len);
+                     round_to(s->outputs[0].dtype, out, len);
+                   }
+                   from_f32(buf.data() + plan.slot[result.node] * kBlock,
+                            y.data() + start * dtype_size(y.dtype), y.dtype, 1, len);
+                 }
+               });
+}
+
+}  // namespace
+
+void register_fusion_regions(KernelRegistry& r) {
+  r.native(OpKind::ElementwiseRegion, kernel_elementwise_region,
+           {DType::F32, DType::F16, DType::BF16});
+}
+TESSEL_ISA_END

@@ -1,0 +1,324 @@
+// cpu kernels: Softmax (and log-softmax), the scans Cumsum / CumProd / CumMax, and ArgMax /
+// ArgMin, each along one axis of x viewed as [outer, n, inner].
+#include <cmath>
+#include <limits>
+
+#include "backends/cpu/kernels/reduction_family.h"
+#include "ir/graph.h"
+#include "tessel/error.h"
+// clang-format off
+#include "backends/cpu/kernels/reduction_common.h"
+// clang-format on
+
+TESSEL_ISA_BEGIN
+namespace {
+
+using namespace red;
+
+// ---------------------------------------------------------------------------------------------
+// Softmax: max, Σ e^(x - max), then scale; an all -inf row or one with NaN gives NaN (PyTorch).
+
+template <class T>
+void softmax_row(const T* x, T* y, int64_t n, bool log) {
+  using V = VecOf<T>;
+  using M = decltype(V{} < V{});
+  constexpr int L = kLanes<V>;
+  const T ninf = -std::numeric_limits<T>::infinity();
+  V acc = splat<V>(ninf);
+  M nan{};
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    V v = load<V>(x + i);
+    acc = v > acc ? v : acc;
+    nan |= v != v;
+  }
+  int rem = static_cast<int>(n - i);
+  if (rem > 0) {
+    V v = load_partial<V>(x + i, rem, ninf);
+    acc = v > acc ? v : acc;
+    nan |= v != v;
+  }
+  T m = reduce_max(acc);
+  for (int l = 0; l < L; ++l)
+    if (nan[l]) m = std::numeric_limits<T>::quiet_NaN();
+  const V mv = splat<V>(m);
+  double s;
+  if (log) {
+    s = sum_map(x, n, [&](V v) { return vexp(v - mv); });
+    const V shift = splat<V>(static_cast<T>(static_cast<double>(m) + std::log(s)));
+    for (i = 0; i + L <= n; i += L) store(y + i, load<V>(x + i) - shift);
+    if (rem > 0) store_partial(y + i, load_partial<V>(x + i, rem) - shift, rem);
+    return;
+  }
+  // e^(x - m) is written once and rescaled, saving a second exp per element.
+  V s0{}, s1{};
+  for (i = 0; i + 2 * L <= n; i += 2 * L) {
+    V e0 = vexp(load<V>(x + i) - mv), e1 = vexp(load<V>(x + i + L) - mv);
+    store(y + i, e0);
+    store(y + i + L, e1);
+    s0 += e0;
+    s1 += e1;
+  }
+  for (; i + L <= n; i += L) {
+    V e0 = vexp(load<V>(x + i) - mv);
+    store(y + i, e0);
+    s0 += e0;
+  }
+  if (i < n) {
+    int r = static_cast<int>(n - i);
+    V e0 = keep_first(vexp(load_partial<V>(x + i, r) - mv), r);
+    store_partial(y + i, e0, r);
+    s1 += e0;
+  }
+  s = static_cast<double>(reduce_add(s0 + s1));
+  const V inv = splat<V>(static_cast<T>(1.0 / s));
+  for (i = 0; i + L <= n; i += L) store(y + i, load<V>(y + i) * inv);
+  if (i < n) {
+    int r = static_cast<int>(n - i);
+    store_partial(y + i, load_partial<V>(y + i, r) * inv, r);
+  }
+}
+
+// Softmax of one [n, w] column block (w <= lanes) of a [n, inner] slab, lanes across columns.
+template <class T>
+void softmax_columns(const T* x, T* y, int64_t n, int64_t inner, int w, bool log) {
+  using V = VecOf<T>;
+  using M = decltype(V{} < V{});
+  constexpr int L = kLanes<V>;
+  const T ninf = -std::numeric_limits<T>::infinity();
+  auto ld = [&](const T* p) { return w == L ? load<V>(p) : load_partial<V>(p, w, ninf); };
+  V m = splat<V>(ninf);
+  M nan{};
+  for (int64_t k = 0; k < n; ++k) {
+    V v = ld(x + k * inner);
+    m = v > m ? v : m;
+    nan |= v != v;
+  }
+  m = nan ? splat<V>(std::numeric_limits<T>::quiet_NaN()) : m;
+  V s{};
+  for (int64_t k = 0; k < n; ++k) s += vexp(ld(x + k * inner) - m);
+  V shift, inv;
+  for (int l = 0; l < L; ++l) {
+    shift[l] = static_cast<T>(static_cast<double>(m[l]) + std::log(static_cast<double>(s[l])));
+    inv[l] = static_cast<T>(1.0 / static_cast<double>(s[l]));
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    V v = ld(x + k * inner);
+    V r = log ? v - shift : vexp(v - m) * inv;
+    if (w == L)
+      store(y + k * inner, r);
+    else
+      store_partial(y + k * inner, r, w);
+  }
+}
+
+template <class T>
+void softmax_typed(const HostTensor& xt, const HostTensor& yt, const AxisView& a, bool log) {
+  Staged<T> x = stage<T>(xt);
+  OutBuf<T> y(yt);
+  constexpr int L = kLanes<VecOf<T>>;
+  if (a.inner == 1) {
+    parallel_for(a.outer, std::max<int64_t>(1, kGrainElems / std::max<int64_t>(a.n, 1)),
+                 [&](int64_t b, int64_t e) {
+                   for (int64_t o = b; o < e; ++o)
+                     softmax_row(x.p + o * a.n, y.p + o * a.n, a.n, log);
+                 });
+  } else {
+    const int64_t tiles = (a.inner + L - 1) / L;
+    parallel_for(a.outer * tiles, std::max<int64_t>(1, kGrainElems / std::max<int64_t>(a.n * L, 1)),
+                 [&](int64_t b, int64_t e) {
+                   for (int64_t item = b; item < e; ++item) {
+                     int64_t o = item / tiles, j0 = (item % tiles) * L;
+                     int w = static_cast<int>(std::min<int64_t>(L, a.inner - j0));
+                     int64_t off = o * a.n * a.inner + j0;
+                     softmax_columns(x.p + off, y.p + off, a.n, a.inner, w, log);
+                   }
+                 });
+  }
+  y.finish();
+}
+
+void softmax_kernel(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
+  const HostTensor& x = in[0];
+  if (x.numel() == 0) return;
+  AxisView a(x.shape, node.attrs.i("axis"));
+  bool log = node.attrs.b("log");
+  if (x.dtype == DType::F64)
+    softmax_typed<double>(x, out[0], a, log);
+  else
+    softmax_typed<float>(x, out[0], a, log);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scans: acc = step(acc, x) along the axis (backwards when reverse). Floats accumulate in f64
+// like the reference; integers in i64 modulo 2^64.
+
+enum class Scan { Sum, Prod, Max };
+
+template <class T, class A, class Step>
+void scan_typed(const HostTensor& xt, const HostTensor& yt, const AxisView& a, bool reverse,
+                bool exclusive, A identity, Step step) {
+  Staged<T> x = stage<T>(xt);
+  OutBuf<T> y(yt);
+  const int64_t n = a.n, inner = a.inner;
+  // Whole [n, inner] slabs per task; a slab walks k in order so each column's acc is live.
+  parallel_for(a.outer, std::max<int64_t>(1, kGrainElems / std::max<int64_t>(n * inner, 1)),
+               [&](int64_t b, int64_t e) {
+                 std::vector<A> acc(static_cast<size_t>(inner));
+                 for (int64_t o = b; o < e; ++o) {
+                   const T* xs = x.p + o * n * inner;
+                   T* ys = y.p + o * n * inner;
+                   for (int64_t j = 0; j < n; ++j) {
+                     int64_t k = reverse ? n - 1 - j : j;
+                     const T* xr = xs + k * inner;
+                     T* yr = ys + k * inner;
+                     if (exclusive) {
+                       if (j == 0) std::fill(acc.begin(), acc.end(), identity);
+                       for (int64_t i = 0; i < inner; ++i) {
+                         yr[i] = static_cast<T>(acc[i]);
+                         acc[i] = step(acc[i], static_cast<A>(xr[i]));
+                       }
+                     } else if (j == 0) {
+                       for (int64_t i = 0; i < inner; ++i) {
+                         acc[i] = static_cast<A>(xr[i]);
+                         yr[i] = xr[i];
+                       }
+                     } else {
+                       for (int64_t i = 0; i < inner; ++i) {
+                         acc[i] = step(acc[i], static_cast<A>(xr[i]));
+                         yr[i] = static_cast<T>(acc[i]);
+                       }
+                     }
+                   }
+                 }
+               });
+  y.finish();
+}
+
+void scan_kernel(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out,
+                 Scan kind) {
+  const HostTensor& x = in[0];
+  if (x.numel() == 0) return;
+  AxisView a(x.shape, node.attrs.i("axis"));
+  bool reverse = node.attrs.b("reverse");
+  bool exclusive = kind == Scan::Sum && node.attrs.b("exclusive");
+  const HostTensor& y = out[0];
+  if (is_integer(x.dtype) || x.dtype == DType::Bool) {
+    switch (kind) {
+      case Scan::Sum:
+        return scan_typed<int64_t, uint64_t>(x, y, a, reverse, exclusive, 0,
+                                             [](uint64_t s, uint64_t v) { return s + v; });
+      case Scan::Prod:
+        return scan_typed<int64_t, uint64_t>(x, y, a, reverse, false, 1,
+                                             [](uint64_t s, uint64_t v) { return s * v; });
+      case Scan::Max:
+        return scan_typed<int64_t, int64_t>(x, y, a, reverse, false, 0,
+                                            [](int64_t s, int64_t v) { return std::max(s, v); });
+    }
+  }
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    switch (kind) {
+      case Scan::Sum:
+        return scan_typed<T, double>(x, y, a, reverse, exclusive, 0.0,
+                                     [](double s, double v) { return s + v; });
+      case Scan::Prod:
+        return scan_typed<T, double>(x, y, a, reverse, false, 1.0,
+                                     [](double s, double v) { return s * v; });
+      case Scan::Max:
+        // Once a NaN is seen the running maximum stays NaN (torch.cummax).
+        return scan_typed<T, double>(x, y, a, reverse, false, 0.0, max_nan_d);
+    }
+  };
+  if (x.dtype == DType::F64)
+    run(0.0);
+  else
+    run(0.0f);
+}
+
+void cumsum_kernel(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
+  scan_kernel(node, in, out, Scan::Sum);
+}
+void cumprod_kernel(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
+  scan_kernel(node, in, out, Scan::Prod);
+}
+void cummax_kernel(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
+  scan_kernel(node, in, out, Scan::Max);
+}
+
+// ---------------------------------------------------------------------------------------------
+// ArgMax / ArgMin: first occurrence (last with select_last); NaN is the extreme of both.
+
+template <class T>
+void arg_extreme_typed(const HostTensor& xt, const HostTensor& y, const AxisView& a, bool want_max,
+                       bool last) {
+  Staged<T> x = stage<T>(xt);
+  int64_t* out = reinterpret_cast<int64_t*>(y.data());
+  const int64_t n = a.n, inner = a.inner;
+  if (inner == 1) {
+    parallel_for(a.outer, std::max<int64_t>(1, kGrainElems / n), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) out[o] = arg_extreme_row(x.p + o * n, n, want_max, last);
+    });
+    return;
+  }
+  auto is_nan = [](T v) { return v != v; };
+  parallel_for(a.outer, std::max<int64_t>(1, kGrainElems / (n * inner)), [&](int64_t b, int64_t e) {
+    std::vector<T> best_v(static_cast<size_t>(inner));
+    for (int64_t o = b; o < e; ++o) {
+      const T* xs = x.p + o * n * inner;
+      int64_t* best = out + o * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        best[i] = 0;
+        best_v[i] = xs[i];
+      }
+      for (int64_t k = 1; k < n; ++k)
+        for (int64_t i = 0; i < inner; ++i) {
+          T v = xs[k * inner + i], bv = best_v[i];
+          bool same = v == bv || (is_nan(v) && is_nan(bv));
+          bool better = !is_nan(bv) && (is_nan(v) || (want_max ? v > bv : v < bv));
+          if (better || (last && same)) {
+            best[i] = k;
+            best_v[i] = v;
+          }
+        }
+    }
+  });
+}
+
+void arg_extreme_kernel(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out,
+                        bool want_max) {
+  const HostTensor& x = in[0];
+  AxisView a(x.shape, node.attrs.i("axis"));
+  if (a.n == 0)
+    throw_error(ErrorKind::Value, node.where(), ": the axis is empty (x ", shape_str(x.shape),
+                "), so there is no index to return");
+  if (out[0].numel() == 0) return;
+  bool last = node.attrs.b("select_last");
+  if (is_integer(x.dtype) || x.dtype == DType::Bool)
+    arg_extreme_typed<int64_t>(x, out[0], a, want_max, last);
+  else if (x.dtype == DType::F64)
+    arg_extreme_typed<double>(x, out[0], a, want_max, last);
+  else
+    arg_extreme_typed<float>(x, out[0], a, want_max, last);
+}
+
+void argmax_kernel(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
+  arg_extreme_kernel(node, in, out, true);
+}
+void argmin_kernel(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
+  arg_extreme_kernel(node, in, out, false);
+}
+
+}  // namespace
+
+void register_softmax_scan(KernelRegistry& r) {
+  const DTypeSet floats = dtypes::kFloat | dtypes::kFp8;
+  const DTypeSet numbers = floats | dtypes::kInt;
+  r.native(OpKind::Softmax, softmax_kernel, floats);
+  r.native(OpKind::Cumsum, cumsum_kernel, numbers);
+  r.native(OpKind::CumProd, cumprod_kernel, numbers);
+  r.native(OpKind::CumMax, cummax_kernel, numbers);
+  r.native(OpKind::ArgMax, argmax_kernel, numbers | DTypeSet{DType::Bool});
+  r.native(OpKind::ArgMin, argmin_kernel, numbers | DTypeSet{DType::Bool});
+}
+TESSEL_ISA_END

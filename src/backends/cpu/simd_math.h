@@ -1,0 +1,464 @@
+// Width-generic vector math for the cpu kernels: f32 exp, log, tanh, erf, trig, hyperbolic and
+// friends on Vf (a few on Vd), each within a few ulp of the correctly rounded value over the
+// whole range, with IEEE special cases (inf, NaN, -0 where it matters, denormals) as std:: has
+// them. Polynomials are Cephes' (exp, log, tanh, trig, inverse trig) or fitted for this file
+// (erf / erfc). Include after every other header, like simd.h.
+#pragma once
+
+#include <cmath>
+#include <limits>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#endif
+
+// clang-format off
+#include "backends/cpu/simd.h"
+// clang-format on
+
+TESSEL_ISA_BEGIN
+
+inline constexpr float kInfF = std::numeric_limits<float>::infinity();
+inline constexpr float kNaNF = std::numeric_limits<float>::quiet_NaN();
+inline constexpr float kPiF = 3.14159265358979323846f;
+inline constexpr float kPi2F = 1.57079632679489661923f;
+
+// ---- Basics ---------------------------------------------------------------------------------
+
+inline Vf vabs(Vf x) { return bitcast<Vf>(bitcast<Vi32>(x) & 0x7fffffff); }
+inline Vd vabs(Vd x) { return bitcast<Vd>(bitcast<Vi64>(x) & 0x7fffffffffffffffLL); }
+// |mag| with the sign bit of sgn.
+inline Vf vcopysign(Vf mag, Vf sgn) {
+  return bitcast<Vf>((bitcast<Vi32>(mag) & 0x7fffffff) |
+                     (bitcast<Vi32>(sgn) & static_cast<int32_t>(0x80000000u)));
+}
+// Flips the sign of x where sgn is negative (x ^ sign(sgn)).
+inline Vf vmulsign(Vf x, Vf sgn) {
+  return bitcast<Vf>(bitcast<Vi32>(x) ^ (bitcast<Vi32>(sgn) & static_cast<int32_t>(0x80000000u)));
+}
+inline Vi32 visnan(Vf x) { return x != x; }
+
+inline Vf vsqrt(Vf x) {
+#if defined(TESSEL_CPU_ISA_AVX512)
+  return bitcast<Vf>(_mm512_maskz_sqrt_ps(
+      0xffff, bitcast<__m512>(x)));  // maskz: GCC 12 warns on the undefined-source form
+#elif defined(TESSEL_CPU_ISA_AVX2)
+  return bitcast<Vf>(_mm256_sqrt_ps(bitcast<__m256>(x)));
+#elif defined(__SSE2__)
+  return bitcast<Vf>(_mm_sqrt_ps(bitcast<__m128>(x)));
+#elif defined(__aarch64__)
+  return bitcast<Vf>(vsqrtq_f32(bitcast<float32x4_t>(x)));
+#else
+  for (int i = 0; i < kLanesF; ++i) x[i] = std::sqrt(x[i]);
+  return x;
+#endif
+}
+inline Vd vsqrt(Vd x) {
+#if defined(TESSEL_CPU_ISA_AVX512)
+  return bitcast<Vd>(_mm512_maskz_sqrt_pd(0xff, bitcast<__m512d>(x)));
+#elif defined(TESSEL_CPU_ISA_AVX2)
+  return bitcast<Vd>(_mm256_sqrt_pd(bitcast<__m256d>(x)));
+#elif defined(__SSE2__)
+  return bitcast<Vd>(_mm_sqrt_pd(bitcast<__m128d>(x)));
+#elif defined(__aarch64__)
+  return bitcast<Vd>(vsqrtq_f64(bitcast<float64x2_t>(x)));
+#else
+  for (int i = 0; i < kLanesD; ++i) x[i] = std::sqrt(x[i]);
+  return x;
+#endif
+}
+
+// Round half to even (the default rounding mode), floor, ceil, trunc. Values of magnitude >= 2^23
+// are integers already and pass through, as do inf and NaN.
+inline Vf vround(Vf x) {
+  constexpr float kMagic = 8388608.0f;  // 2^23: adding it rounds away the fraction bits
+  Vf a = vabs(x);
+  Vf r = vcopysign((a + kMagic) - kMagic, x);
+  return a < kMagic ? r : x;
+}
+inline Vf vfloor(Vf x) {
+  Vf r = vround(x);
+  return r > x ? r - 1.0f : r;
+}
+inline Vf vceil(Vf x) {
+  Vf r = vround(x);
+  return r < x ? r + 1.0f : r;
+}
+inline Vf vtrunc(Vf x) { return vcopysign(vfloor(vabs(x)), x); }
+inline Vd vround(Vd x) {
+  constexpr double kMagic = 4503599627370496.0;  // 2^52
+  Vd a = vabs(x);
+  Vd r = bitcast<Vd>(bitcast<Vi64>((a + kMagic) - kMagic) |
+                     (bitcast<Vi64>(x) & splat<Vi64>(INT64_MIN)));
+  return a < kMagic ? r : x;
+}
+inline Vd vfloor(Vd x) {
+  Vd r = vround(x);
+  return r > x ? r - 1.0 : r;
+}
+inline Vd vceil(Vd x) {
+  Vd r = vround(x);
+  return r < x ? r + 1.0 : r;
+}
+
+// 2^n for integer n in [-126, 127], as a float.
+inline Vf vpow2i(Vi32 n) { return bitcast<Vf>((n + 127) << 23); }
+
+// Horner evaluation of c[0] + c[1] x + ... + c[N-1] x^(N-1).
+template <size_t N>
+inline Vf vpoly(Vf x, const float (&c)[N]) {
+  Vf p = splat<Vf>(c[N - 1]);
+  for (size_t i = N - 1; i-- > 0;) p = p * x + c[i];
+  return p;
+}
+
+// ---- Exponentials and logarithms ------------------------------------------------------------
+
+// exp(x) = 2^n · e^r with |r| <= ln2/2; 2^n applied as two factors so denormal results and the
+// overflow to inf round once.
+inline Vf vexp(Vf x) {
+  Vf xc = x > 88.8f ? splat<Vf>(88.8f) : (x < -104.0f ? splat<Vf>(-104.0f) : x);
+  xc = x != x ? splat<Vf>(0.0f) : xc;
+  Vf n = vround(xc * 1.44269504088896341f);
+  Vf r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  static constexpr float kP[] = {5.0000001201e-1f, 1.6666665459e-1f, 4.1665795894e-2f,
+                                 8.3334519073e-3f, 1.3981999507e-3f, 1.9875691500e-4f};
+  Vf p = vpoly(r, kP) * (r * r) + r + 1.0f;
+  Vi32 ni = convert<Vi32>(n);
+  Vi32 n1 = ni >> 1;
+  Vf y = p * vpow2i(n1) * vpow2i(ni - n1);
+  return x != x ? x : y;
+}
+
+// e^x - 1 without cancellation near 0: 2^n · expm1(r) + (2^n - 1) for small n, exp(x) beyond.
+inline Vf vexpm1(Vf x) {
+  Vf xc = x > 88.8f ? splat<Vf>(88.8f) : (x < -18.0f ? splat<Vf>(-18.0f) : x);
+  xc = x != x ? splat<Vf>(0.0f) : xc;
+  Vf n = vround(xc * 1.44269504088896341f);
+  Vf r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  static constexpr float kP[] = {1.0f / 2,   1.0f / 6,    1.0f / 24,    1.0f / 120,
+                                 1.0f / 720, 1.0f / 5040, 1.0f / 40320, 1.0f / 362880};
+  Vf em = r + (r * r) * vpoly(r, kP);
+  Vi32 ni = convert<Vi32>(n);
+  Vi32 ns = ni > 24 ? splat<Vi32>(24) : ni;
+  Vf s = vpow2i(ns);
+  Vf small = s * em + (s - 1.0f);
+  Vi32 n1 = ni >> 1;
+  Vf big = (em + 1.0f) * vpow2i(n1) * vpow2i(ni - n1);
+  Vf y = ni > 24 ? big : small;
+  y = vabs(x) < 1e-30f ? x : y;  // keeps -0 and denormals exact
+  return x != x ? x : y;
+}
+
+// log(x) = e·ln2 + log(m), m in [sqrt(1/2), sqrt(2)).
+inline Vf vlog(Vf x) {
+  Vi32 tiny = x < 1.17549435e-38f;  // denormals (and <= 0, fixed below) scaled up first
+  Vf xs = tiny ? x * 8388608.0f : x;
+  Vi32 bits = bitcast<Vi32>(xs);
+  Vi32 e = ((bits >> 23) & 0xff) - 126 - (tiny & 23);
+  Vf m = bitcast<Vf>((bits & 0x007fffff) | 0x3f000000);  // [0.5, 1)
+  Vi32 lo = m < 0.707106781186547524f;
+  e = e + lo;  // lo is -1 where true
+  Vf f = lo ? (m + m) - 1.0f : m - 1.0f;
+  Vf ef = convert<Vf>(e);
+  Vf z = f * f;
+  static constexpr float kP[] = {3.3333331174e-1f,  -2.4999993993e-1f, 2.0000714765e-1f,
+                                 -1.6668057665e-1f, 1.4249322787e-1f,  -1.2420140846e-1f,
+                                 1.1676998740e-1f,  -1.1514610310e-1f, 7.0376836292e-2f};
+  Vf y = vpoly(f, kP) * f * z;
+  y = y + ef * -2.12194440e-4f;
+  y = y - 0.5f * z;
+  Vf r = f + y;
+  r = r + ef * 0.693359375f;
+  r = x == kInfF ? x : r;
+  r = x == 0.0f ? splat<Vf>(-kInfF) : r;
+  r = x < 0.0f ? splat<Vf>(kNaNF) : r;
+  return x != x ? x : r;
+}
+
+// log(1 + x) = log(u) · x / (u - 1) with u = 1 + x (Goldberg): exact where u == 1.
+inline Vf vlog1p(Vf x) {
+  Vf u = x + 1.0f;
+  Vf d = u - 1.0f;
+  Vf y = vlog(u) * (x / (d == 0.0f ? splat<Vf>(1.0f) : d));
+  y = d == 0.0f ? x : y;
+  y = x == kInfF ? x : y;
+  y = x == -1.0f ? splat<Vf>(-kInfF) : y;
+  return x != x ? x : y;
+}
+
+// ---- Sigmoid-like ---------------------------------------------------------------------------
+
+inline Vf vtanh(Vf x) {
+  Vf a = vabs(x);
+  Vf z = x * x;
+  static constexpr float kP[] = {-3.33332819422e-1f, 1.33314422036e-1f, -5.37397155531e-2f,
+                                 2.06390887954e-2f, -5.70498872745e-3f};
+  Vf small = vpoly(z, kP) * z * x + x;
+  Vf e = vexp(a + a);
+  Vf big = vcopysign(1.0f - 2.0f / (e + 1.0f), x);
+  return a < 0.625f ? small : big;
+}
+
+// 1 / (1 + e^-x), from e^-|x| so neither tail loses precision.
+inline Vf vsigmoid(Vf x) {
+  Vf e = vexp(-vabs(x));
+  Vf s = 1.0f / (1.0f + e);
+  return x >= 0.0f ? s : (x != x ? x : e * s);
+}
+
+// ---- erf / erfc -----------------------------------------------------------------------------
+
+namespace simd_math_detail {
+// erfc(t) for t >= 0.92 as e^-t² · u · F(u), u = 1/t, with t² = sq + sq_lo (sq_lo the rounding
+// error of sq where known) so large t keep their relative accuracy. F fitted in two pieces.
+inline Vf erfc_tail(Vf t, Vf sq, Vf sq_lo) {
+  Vf u = 1.0f / t;
+  static constexpr float kLo[] = {5.270159245e-01f, -1.558621973e-01f, -7.919953763e-02f,
+                                  1.657210141e-01f, -1.217994168e-01f, 2.210611012e-03f,
+                                  1.078932285e-01f, -1.347706616e-01f, 8.103979379e-02f,
+                                  -2.063187212e-02f};  // u - 0.4 in [0, 0.687]
+  static constexpr float kHi[] = {5.641903281e-01f,  -3.708124859e-05f, -2.813354731e-01f,
+                                  -8.259315044e-03f, 4.730841219e-01f,  -1.443004161e-01f,
+                                  -1.115922451e+00f, 1.775689840e+00f,  -8.989049196e-01f};
+  Vf f = u > 0.4f ? vpoly(u - 0.4f, kLo) : vpoly(u, kHi);
+#if defined(TESSEL_CPU_ISA_AVX2) || defined(TESSEL_CPU_ISA_AVX512) || defined(__aarch64__)
+  Vf e = vexp(-sq) * (1.0f - sq_lo);  // sq_lo is an FMA's rounding error: tiny
+#else
+  Vf e = vexp(-sq) * vexp(-sq_lo);
+#endif
+  Vf y = e * u * f;
+  return t > 10.5f ? splat<Vf>(0.0f) : y;
+}
+// x² as sq + lo exactly where the ISA has FMA, lo = 0 otherwise.
+inline void square_split(Vf x, Vf& sq, Vf& lo) {
+  sq = x * x;
+#if defined(TESSEL_CPU_ISA_AVX512)
+  lo = bitcast<Vf>(_mm512_fmsub_ps(bitcast<__m512>(x), bitcast<__m512>(x), bitcast<__m512>(sq)));
+#elif defined(TESSEL_CPU_ISA_AVX2)
+  lo = bitcast<Vf>(_mm256_fmsub_ps(bitcast<__m256>(x), bitcast<__m256>(x), bitcast<__m256>(sq)));
+#elif defined(__aarch64__)
+  lo = bitcast<Vf>(
+      vfmaq_f32(bitcast<float32x4_t>(-sq), bitcast<float32x4_t>(x), bitcast<float32x4_t>(x)));
+#else
+  // No FMA: x = hi + lo with hi of 12 bits, so hi² is exact and lo·(2hi + lo) is small.
+  Vf hi = bitcast<Vf>(bitcast<Vi32>(x) & static_cast<int32_t>(0xfffff000u));
+  Vf l = x - hi;
+  sq = hi * hi;
+  lo = l * (hi + hi + l);
+#endif
+}
+inline Vf erf_small(Vf x) {  // |x| <= 0.92
+  static constexpr float kP[] = {1.128379226e+00f,  -3.761263490e-01f, 1.128369644e-01f,
+                                 -2.685944363e-02f, 5.201160908e-03f,  -8.144299500e-04f,
+                                 8.377330232e-05f};
+  return x * vpoly(x * x, kP);
+}
+}  // namespace simd_math_detail
+
+inline Vf verf(Vf x) {
+  Vf a = vabs(x), sq, lo;
+  simd_math_detail::square_split(a, sq, lo);
+  Vf big = vcopysign(1.0f - simd_math_detail::erfc_tail(a > 0.92f ? a : 1.0f, sq, lo), x);
+  Vf y = a <= 0.92f ? simd_math_detail::erf_small(x) : big;
+  return x != x ? x : y;
+}
+inline Vf verfc(Vf x) {
+  Vf a = vabs(x), sq, lo;
+  simd_math_detail::square_split(a, sq, lo);
+  Vf tail = simd_math_detail::erfc_tail(a > 0.92f ? a : 1.0f, sq, lo);
+  Vf y = a <= 0.92f ? 1.0f - simd_math_detail::erf_small(x) : (x < 0.0f ? 2.0f - tail : tail);
+  return x != x ? x : y;
+}
+
+// 0.5 x (1 + erf(x / sqrt 2)), through erfc in the negative tail where 1 + erf cancels.
+inline Vf vgelu(Vf x) {
+  constexpr float kRsqrt2 = 0.707106781186547524f;
+  Vf t = -x * kRsqrt2;
+  Vf sq, lo;
+  simd_math_detail::square_split(x, sq, lo);
+  Vf tail = simd_math_detail::erfc_tail(t > 0.92f ? t : 1.0f, 0.5f * sq, 0.5f * lo);
+  Vf y = t > 0.92f ? 0.5f * x * tail : 0.5f * x * (1.0f + verf(x * kRsqrt2));
+  return x != x ? x : y;
+}
+
+// ---- Trigonometric --------------------------------------------------------------------------
+
+namespace simd_math_detail {
+// x = q·π/2 + r, |r| <= π/4 (Cody-Waite in three parts: exact for |x| < 8192·π).
+inline Vf reduce_half_pi(Vf x, Vi32& q) {
+  Vf qf = vround(x * 0.636619772367581343f);
+  q = convert<Vi32>(qf);
+  Vf r = x - qf * 1.5703125f;
+  r = r - qf * 4.837512969970703125e-4f;
+  r = r - qf * 7.54978995489188216e-8f;
+  return r;
+}
+inline Vf sin_poly(Vf r) {
+  Vf z = r * r;
+  static constexpr float kP[] = {-1.6666654611e-1f, 8.3321608736e-3f, -1.9515295891e-4f};
+  return vpoly(z, kP) * z * r + r;
+}
+inline Vf cos_poly(Vf r) {
+  Vf z = r * r;
+  static constexpr float kP[] = {4.166664568298827e-2f, -1.388731625493765e-3f,
+                                 2.443315711809948e-5f};
+  return vpoly(z, kP) * z * z - 0.5f * z + 1.0f;
+}
+// Lanes too large for the reduction above go through double-precision std:: (rare).
+template <class F>
+inline Vf scalar_fallback(Vf x, Vf y, F f) {
+  Vi32 big = vabs(x) > 8192.0f;
+  bool any = false;
+  for (int i = 0; i < kLanesF; ++i) any |= big[i] != 0;
+  if (!any) return y;
+  for (int i = 0; i < kLanesF; ++i)
+    if (big[i] && x[i] == x[i] && std::isfinite(x[i]))
+      y[i] = static_cast<float>(f(static_cast<double>(x[i])));
+  return y;
+}
+}  // namespace simd_math_detail
+
+inline Vf vsin(Vf x) {
+  using namespace simd_math_detail;
+  Vi32 q;
+  Vf r = reduce_half_pi(x, q);
+  Vf y = (q & 1) != 0 ? cos_poly(r) : sin_poly(r);
+  y = (q & 2) != 0 ? -y : y;
+  y = vabs(x) == kInfF ? splat<Vf>(kNaNF) : y;
+  return scalar_fallback(x, x != x ? x : y, [](double v) { return std::sin(v); });
+}
+inline Vf vcos(Vf x) {
+  using namespace simd_math_detail;
+  Vi32 q;
+  Vf r = reduce_half_pi(x, q);
+  Vf y = (q & 1) != 0 ? sin_poly(r) : cos_poly(r);
+  y = ((q + 1) & 2) != 0 ? -y : y;
+  y = vabs(x) == kInfF ? splat<Vf>(kNaNF) : y;
+  return scalar_fallback(x, x != x ? x : y, [](double v) { return std::cos(v); });
+}
+inline Vf vtan(Vf x) {
+  using namespace simd_math_detail;
+  Vi32 q;
+  Vf r = reduce_half_pi(x, q);
+  Vf s = sin_poly(r), c = cos_poly(r);
+  Vf y = (q & 1) != 0 ? -c / s : s / c;
+  y = vabs(x) == kInfF ? splat<Vf>(kNaNF) : y;
+  return scalar_fallback(x, x != x ? x : y, [](double v) { return std::tan(v); });
+}
+
+inline Vf vatan(Vf x) {
+  Vf a = vabs(x);
+  Vi32 big = a > 2.414213562373095f, mid = a > 0.4142135623730950f;
+  Vf y0 = big ? splat<Vf>(kPi2F) : (mid ? splat<Vf>(0.78539816339744831f) : splat<Vf>(0.0f));
+  Vf t = big ? -1.0f / a : (mid ? (a - 1.0f) / (a + 1.0f) : a);
+  Vf z = t * t;
+  static constexpr float kP[] = {-3.33329491539e-1f, 1.99777106478e-1f, -1.38776856032e-1f,
+                                 8.05374449538e-2f};
+  Vf y = vpoly(z, kP) * z * t + t + y0;
+  return vcopysign(y, x);
+}
+
+namespace simd_math_detail {
+inline Vf asin_core(Vf t, Vf z) {  // asin(t) for t in [0, 0.5], z = t²
+  static constexpr float kP[] = {1.6666752422e-1f, 7.4953002686e-2f, 4.5470025998e-2f,
+                                 2.4181311049e-2f, 4.2163199048e-2f};
+  return vpoly(z, kP) * z * t + t;
+}
+}  // namespace simd_math_detail
+
+inline Vf vasin(Vf x) {
+  Vf a = vabs(x);
+  Vi32 big = a > 0.5f;
+  Vf z = big ? 0.5f * (1.0f - a) : a * a;
+  Vf t = big ? vsqrt(z) : a;
+  Vf p = simd_math_detail::asin_core(t, z);
+  p = big ? kPi2F - (p + p) : p;
+  p = a > 1.0f ? splat<Vf>(kNaNF) : p;
+  return x != x ? x : vcopysign(p, x);
+}
+inline Vf vacos(Vf x) {
+  Vf a = vabs(x);
+  Vi32 big = a > 0.5f;
+  Vf z = big ? 0.5f * (1.0f - a) : a * a;
+  Vf t = big ? vsqrt(z) : a;
+  Vf p = simd_math_detail::asin_core(t, z);
+  Vf small = kPi2F - vcopysign(p, x);
+  Vf y = big ? (x > 0.0f ? p + p : kPiF - (p + p)) : small;
+  y = a > 1.0f ? splat<Vf>(kNaNF) : y;
+  return x != x ? x : y;
+}
+
+// atan2(y, x) from atan of min/max of |y|, |x|, with the quadrant and signed-zero rules of
+// std::atan2 (inf/inf gives a multiple of π/4).
+inline Vf vatan2(Vf y, Vf x) {
+  Vf ay = vabs(y), ax = vabs(x);
+  Vi32 swap = ay > ax;
+  Vf num = swap ? ax : ay, den = swap ? ay : ax;
+  Vf ratio = den == 0.0f ? splat<Vf>(0.0f) : num / den;
+  ratio = (ax == kInfF) & (ay == kInfF) ? splat<Vf>(1.0f) : ratio;
+  Vf a = vatan(ratio);
+  a = swap ? kPi2F - a : a;
+  Vi32 xneg = bitcast<Vi32>(x) < 0;
+  a = xneg ? kPiF - a : a;
+  Vf r = vcopysign(a, y);
+  return (x != x) | (y != y) ? x + y : r;
+}
+
+// ---- Hyperbolic -----------------------------------------------------------------------------
+
+inline Vf vsinh(Vf x) {
+  Vf a = vabs(x);
+  Vf t = vexpm1(a);
+  Vf mid = 0.5f * (t + t / (t + 1.0f));
+  Vf h = vexp(0.5f * a);  // beyond exp's range, e^a / 2 = (e^(a/2) / 2) · e^(a/2)
+  Vf big = (0.5f * h) * h;
+  Vf y = a > 80.0f ? big : mid;
+  return x != x ? x : vcopysign(y, x);
+}
+inline Vf vcosh(Vf x) {
+  Vf a = vabs(x);
+  Vf e = vexp(a);
+  Vf mid = 0.5f * e + 0.5f / e;
+  Vf h = vexp(0.5f * a);
+  Vf big = (0.5f * h) * h;
+  Vf y = a > 80.0f ? big : mid;
+  return x != x ? x : y;
+}
+inline Vf vasinh(Vf x) {
+  Vf a = vabs(x);
+  Vf z = a * a;
+  Vf small = vlog1p(a + z / (1.0f + vsqrt(z + 1.0f)));
+  Vf big = vlog(a) + 0.693147180559945309f;
+  Vf y = a > 1e18f ? big : small;
+  return x != x ? x : vcopysign(y, x);
+}
+inline Vf vacosh(Vf x) {
+  Vf t = x - 1.0f;
+  Vf near = vlog1p(t + vsqrt(2.0f * t + t * t));
+  Vf mid = vlog(x + vsqrt(x * x - 1.0f));
+  Vf big = vlog(x) + 0.693147180559945309f;
+  Vf y = x > 1e18f ? big : (x < 2.0f ? near : mid);
+  y = x < 1.0f ? splat<Vf>(kNaNF) : y;
+  return x != x ? x : y;
+}
+inline Vf vatanh(Vf x) {
+  Vf a = vabs(x);
+  Vf y = 0.5f * vlog1p((a + a) / (1.0f - a));
+  y = a > 1.0f ? splat<Vf>(kNaNF) : y;
+  return x != x ? x : vcopysign(y, x);
+}
+
+// a^b through double-precision std::pow per lane: exactly the reference's rounding.
+inline Vf vpow(Vf a, Vf b) {
+  Vf y;
+  for (int i = 0; i < kLanesF; ++i)
+    y[i] = static_cast<float>(std::pow(static_cast<double>(a[i]), static_cast<double>(b[i])));
+  return y;
+}
+
+TESSEL_ISA_END

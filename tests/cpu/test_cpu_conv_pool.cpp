@@ -1,0 +1,377 @@
+// cpu conv_pool kernels against the reference: Conv (1-D/2-D/3-D, groups, depthwise, stride,
+// padding, dilation, bias), ConvTranspose2d, Im2Col and every PoolKind, over every claimed dtype,
+// odd and lane-straddling sizes, threaded sizes, non-contiguous and broadcast inputs and empty
+// tensors. cpu runs in checked mode (outputs poisoned, guarded), so an unwritten element or a
+// stray write fails.
+#include <cmath>
+
+#include "op_test_util.h"
+
+namespace tessel::testing {
+namespace {
+
+const DType kFloatDTypes[] = {DType::F32,  DType::F64,      DType::F16,
+                              DType::BF16, DType::F8E4M3FN, DType::F8E5M2};
+const DType kIntDTypes[] = {DType::U8, DType::I8, DType::I16, DType::I32, DType::I64};
+
+// About one rounding of the dtype at the outputs' magnitude.
+std::pair<double, double> tolerance(DType dt) {
+  switch (dt) {
+    case DType::F32:
+      return {2e-5, 2e-5};
+    case DType::F64:
+      return {1e-10, 1e-10};
+    case DType::F16:
+      return {2e-3, 4e-3};
+    case DType::BF16:
+      return {1.6e-2, 3e-2};
+    case DType::F8E4M3FN:
+      return {0.13, 0.05};
+    case DType::F8E5M2:
+      return {0.26, 0.1};
+    default:
+      return {0, 0};  // integers: exact
+  }
+}
+
+std::vector<HostTensor> run_checked(OpKind kind, const Attrs& attrs,
+                                    const std::vector<HostTensor>& inputs) {
+  Graph g;
+  std::vector<Value> ins;
+  std::vector<HostTensor> args;
+  for (const HostTensor& t : inputs) {
+    if (!t.storage) {
+      ins.push_back(Value{});
+      continue;
+    }
+    ins.push_back(g.input(t.dtype, t.shape));
+    args.push_back(t);
+  }
+  g.outputs = g.add(kind, attrs, ins);
+  return compile_for(g, backend("cpu"), {.checked = true})->run(args);
+}
+
+void expect_parity(OpKind kind, const Attrs& attrs, const std::vector<HostTensor>& inputs,
+                   const std::string& what) {
+  const DType dt = inputs[0].dtype;
+  auto [rtol, atol] = tolerance(dt);
+  HostTensor ref = run_op1(kind, attrs, inputs, "reference");
+  std::vector<HostTensor> cpu = run_checked(kind, attrs, inputs);
+  ASSERT_EQ(cpu.size(), 1u) << what;
+  EXPECT_EQ(cpu[0].dtype, dt) << what;
+  expect_close(cpu[0], ref, rtol, atol,
+               std::string(op_name(kind)) + " " + what + " " + dtype_name(dt));
+}
+
+std::vector<HostTensor> non_contiguous_all(const std::vector<HostTensor>& v) {
+  std::vector<HostTensor> r;
+  for (const HostTensor& t : v) r.push_back(non_contiguous(t));
+  return r;
+}
+
+// As given, and with every input non-contiguous.
+void expect_parity_layouts(OpKind kind, const Attrs& attrs, const std::vector<HostTensor>& inputs,
+                           const std::string& what) {
+  expect_parity(kind, attrs, inputs, what);
+  expect_parity(kind, attrs, non_contiguous_all(inputs), what + " non-contiguous");
+}
+
+HostTensor rnd(const Shape& s, uint64_t seed, DType dt, double lo = -1, double hi = 1) {
+  if (is_integer(dt)) {
+    if (dt == DType::U8) lo = 0, hi = 250;
+    if (dt != DType::U8) lo = -120, hi = 120;
+    return cast_to(random_tensor(DType::I64, s, seed, lo, hi), dt);
+  }
+  return cast_to(random_tensor(DType::F64, s, seed, lo, hi), dt);
+}
+
+std::string str(const std::vector<int64_t>& v) { return shape_str(v); }
+
+// ---------------------------------------------------------------------------------------------
+// Conv
+
+struct ConvCase {
+  Shape x, w;
+  std::vector<int64_t> strides, pads, dilations;
+  int64_t groups = 1;
+  bool bias = true;
+};
+
+Attrs conv_attrs(const ConvCase& c) {
+  Attrs a;
+  a.set("strides", c.strides).set("pads", c.pads).set("dilations", c.dilations);
+  a.set("groups", c.groups);
+  return a;
+}
+
+std::string conv_what(const ConvCase& c) {
+  return "x" + str(c.x) + " w" + str(c.w) + " s" + str(c.strides) + " p" + str(c.pads) + " d" +
+         str(c.dilations) + " g" + std::to_string(c.groups) + (c.bias ? " bias" : "");
+}
+
+void conv_parity(OpKind kind, const ConvCase& c, DType dt, bool layouts, int64_t bias_len) {
+  std::vector<HostTensor> in = {rnd(c.x, 1, dt), rnd(c.w, 2, dt, -0.5, 0.5),
+                                c.bias ? rnd({bias_len}, 3, dt) : HostTensor{}};
+  if (layouts)
+    expect_parity_layouts(kind, conv_attrs(c), in, conv_what(c));
+  else
+    expect_parity(kind, conv_attrs(c), in, conv_what(c));
+}
+
+const std::vector<ConvCase> kConvCases = {
+    // 2-D: plain, odd sizes, stride, padding (symmetric and begin/end), dilation, groups.
+    {{1, 1, 5, 5}, {1, 1, 3, 3}, {}, {}, {}},
+    {{2, 3, 7, 9}, {4, 3, 3, 3}, {}, {1, 1}, {}},
+    {{2, 3, 17, 15}, {5, 3, 3, 2}, {2, 1}, {1, 0}, {}, 1, false},
+    {{1, 4, 33, 19}, {6, 2, 3, 3}, {1, 2}, {0, 1, 2, 1}, {2, 1}, 2},
+    {{3, 6, 9, 65}, {6, 2, 5, 3}, {2, 2}, {2, 1}, {1, 3}, 3},
+    {{2, 5, 12, 13}, {7, 5, 1, 1}, {}, {}, {}},                // 1×1: x is the gemm's B
+    {{2, 5, 12, 13}, {7, 5, 1, 1}, {2, 3}, {}, {}, 1, false},  // strided 1×1: im2col
+    {{1, 3, 4, 4}, {2, 3, 4, 4}, {}, {}, {}},                  // kernel = input
+    // Depthwise (one input channel per group), with and without a channel multiplier.
+    {{2, 8, 17, 33}, {8, 1, 3, 3}, {}, {1, 1}, {}, 8},
+    {{1, 6, 15, 63}, {12, 1, 3, 5}, {1, 1}, {1, 2}, {1, 1}, 6},
+    {{2, 4, 16, 67}, {4, 1, 5, 5}, {2, 2}, {2, 2}, {}, 4, false},
+    {{1, 3, 9, 40}, {3, 1, 3, 3}, {1, 1}, {2, 3}, {2, 2}, 3},
+    {{1, 1, 8, 130}, {3, 1, 3, 3}, {}, {1, 1}, {}},  // one input channel, O = 3
+    // 1-D and 3-D.
+    {{2, 3, 129}, {4, 3, 5}, {}, {2}, {}},
+    {{3, 4, 65}, {4, 1, 7}, {2}, {3}, {2}, 4},
+    {{1, 2, 33}, {6, 1, 4}, {3}, {1, 2}, {1}, 2},
+    {{2, 2, 5, 6, 7}, {3, 2, 3, 2, 3}, {}, {1, 0, 1}, {}},
+    {{1, 4, 6, 7, 9}, {4, 2, 2, 3, 3}, {2, 1, 2}, {1, 1, 1}, {1, 2, 1}, 2},
+    {{1, 3, 5, 9, 17}, {3, 1, 3, 3, 3}, {}, {1, 1, 1}, {}, 3},
+};
+
+TEST(CpuConvPool, Conv) {
+  for (const ConvCase& c : kConvCases) conv_parity(OpKind::Conv, c, DType::F32, true, c.w[0]);
+  for (DType dt : kFloatDTypes)
+    for (size_t i = 0; i < kConvCases.size(); i += 3)
+      conv_parity(OpKind::Conv, kConvCases[i], dt, dt == DType::F64, kConvCases[i].w[0]);
+}
+
+TEST(CpuConvPool, ConvThreaded) {
+  // Big enough to thread im2col and gemm (few images) and across images (many).
+  const std::vector<ConvCase> cases = {
+      {{1, 16, 40, 40}, {24, 16, 3, 3}, {}, {1, 1}, {}},
+      {{8, 8, 20, 20}, {16, 4, 3, 3}, {}, {1, 1}, {}, 2},
+      {{2, 32, 48, 48}, {32, 1, 3, 3}, {}, {1, 1}, {}, 32},
+      {{1, 24, 30, 30}, {24, 24, 1, 1}, {}, {}, {}},
+  };
+  for (const ConvCase& c : cases) {
+    conv_parity(OpKind::Conv, c, DType::F32, false, c.w[0]);
+    conv_parity(OpKind::Conv, c, DType::BF16, false, c.w[0]);
+  }
+  // A big non-contiguous f64 input.
+  conv_parity(OpKind::Conv, cases[0], DType::F64, true, cases[0].w[0]);
+}
+
+TEST(CpuConvPool, ConvEmptyAndBroadcast) {
+  // No images; no input channels (the output is the bias).
+  conv_parity(OpKind::Conv, {{0, 3, 5, 5}, {4, 3, 3, 3}, {}, {}, {}}, DType::F32, false, 4);
+  conv_parity(OpKind::Conv, {{2, 0, 5, 5}, {4, 0, 3, 3}, {}, {}, {}}, DType::F32, false, 4);
+  conv_parity(OpKind::Conv, {{2, 0, 5, 5}, {4, 0, 3, 3}, {}, {}, {}, 1, false}, DType::F64, false,
+              4);
+  // Stride-0 (broadcast) inputs.
+  for (DType dt : {DType::F32, DType::F16}) {
+    HostTensor x = broadcast_view(rnd({1, 3, 1, 21}, 4, dt), {2, 3, 11, 21});
+    HostTensor w = broadcast_view(rnd({1, 3, 3, 3}, 5, dt), {4, 3, 3, 3});
+    HostTensor b = broadcast_view(rnd({1}, 6, dt), {4});
+    expect_parity(OpKind::Conv, Attrs().set("pads", std::vector<int64_t>{1, 1}), {x, w, b},
+                  "broadcast x, w, b");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// ConvTranspose2d
+
+struct DeconvCase {
+  ConvCase c;
+  std::vector<int64_t> output_padding;
+};
+
+TEST(CpuConvPool, ConvTranspose2d) {
+  const std::vector<DeconvCase> cases = {
+      {{{1, 1, 3, 3}, {1, 1, 3, 3}, {}, {}, {}}, {}},
+      {{{2, 3, 5, 7}, {3, 4, 3, 3}, {2, 2}, {1, 1}, {}}, {1, 1}},
+      {{{2, 4, 6, 5}, {4, 3, 3, 2}, {1, 2}, {0, 1, 2, 0}, {2, 1}, 2, false}, {0, 1}},
+      {{{1, 6, 9, 17}, {6, 1, 4, 4}, {2, 2}, {1, 1}, {}, 6}, {}},
+      {{{3, 2, 4, 33}, {2, 5, 1, 3}, {1, 3}, {}, {1, 2}}, {0, 1}},
+      {{{1, 3, 7, 7}, {3, 2, 5, 5}, {3, 1}, {2, 2}, {1, 1}}, {2, 0}},
+      {{{0, 3, 4, 4}, {3, 2, 3, 3}, {}, {}, {}}, {}},
+      {{{2, 0, 4, 4}, {0, 2, 3, 3}, {}, {}, {}}, {}},
+  };
+  for (const DeconvCase& d : cases) {
+    Attrs a = conv_attrs(d.c);
+    a.set("output_padding", d.output_padding);
+    int64_t out_channels = d.c.w[1] * d.c.groups;
+    for (DType dt : kFloatDTypes) {
+      std::vector<HostTensor> in = {rnd(d.c.x, 7, dt), rnd(d.c.w, 8, dt, -0.5, 0.5),
+                                    d.c.bias ? rnd({out_channels}, 9, dt) : HostTensor{}};
+      const std::string what = conv_what(d.c) + " op" + str(d.output_padding);
+      if (dt == DType::F32 || dt == DType::F64)
+        expect_parity_layouts(OpKind::ConvTranspose2d, a, in, what);
+      else
+        expect_parity(OpKind::ConvTranspose2d, a, in, what);
+    }
+  }
+  // Threaded (few images: col2im over channels; many images: one task each).
+  for (const Shape& x : {Shape{1, 16, 24, 24}, Shape{6, 8, 12, 12}}) {
+    DeconvCase d{{x, {x[1], 12, 4, 4}, {2, 2}, {1, 1}, {}}, {}};
+    expect_parity(OpKind::ConvTranspose2d, conv_attrs(d.c),
+                  {rnd(x, 10, DType::F32), rnd(d.c.w, 11, DType::F32), rnd({12}, 12, DType::F32)},
+                  "threaded " + conv_what(d.c));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Im2Col
+
+TEST(CpuConvPool, Im2Col) {
+  struct C {
+    Shape x;
+    std::vector<int64_t> kernel, strides, pads, dilations;
+  };
+  const std::vector<C> cases = {
+      {{1, 1, 4, 4}, {2, 2}, {}, {}, {}},
+      {{2, 3, 7, 9}, {3, 3}, {}, {1, 1}, {}},
+      {{2, 2, 17, 33}, {3, 2}, {2, 3}, {1, 2}, {2, 1}},
+      {{1, 4, 5, 65}, {1, 5}, {1, 2}, {0, 2}, {1, 3}},
+      {{3, 2, 6, 6}, {6, 6}, {}, {}, {}},
+      {{0, 2, 6, 6}, {3, 3}, {}, {}, {}},
+      {{2, 8, 40, 40}, {3, 3}, {}, {1, 1}, {}},  // threaded
+  };
+  for (const C& c : cases) {
+    Attrs a;
+    a.set("kernel", c.kernel).set("strides", c.strides).set("pads", c.pads);
+    a.set("dilations", c.dilations);
+    const std::string what = "x" + str(c.x) + " k" + str(c.kernel) + " s" + str(c.strides) + " p" +
+                             str(c.pads) + " d" + str(c.dilations);
+    for (DType dt : kFloatDTypes) expect_parity_layouts(OpKind::Im2Col, a, {rnd(c.x, 1, dt)}, what);
+    for (DType dt : kIntDTypes) expect_parity_layouts(OpKind::Im2Col, a, {rnd(c.x, 2, dt)}, what);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pool
+
+struct PoolCase {
+  Shape x;
+  std::vector<int64_t> kernel, strides, pads, dilations;
+  bool ceil_mode = false;
+};
+
+const std::vector<PoolCase> kPoolCases = {
+    {{1, 1, 5, 5}, {2, 2}, {}, {}, {}},
+    {{2, 3, 7, 9}, {3, 3}, {1, 1}, {1, 1}, {}},
+    {{2, 3, 17, 33}, {3, 3}, {2, 2}, {1, 1}, {}, true},
+    {{1, 2, 15, 65}, {2, 5}, {1, 1}, {0, 2}, {}},
+    {{2, 2, 16, 63}, {3, 2}, {2, 1}, {1, 0, 0, 1}, {}, true},
+    {{1, 3, 11, 129}, {4, 3}, {3, 2}, {2, 1}, {}, true},
+    {{3, 2, 127}, {3}, {1}, {1}, {}},  // 1-D
+    {{2, 2, 33}, {4}, {3}, {2}, {}, true},
+    {{1, 2, 5, 6, 7}, {2, 3, 2}, {}, {1, 1, 1}, {}},  // 3-D
+    {{2, 1, 7, 5, 17}, {3, 2, 3}, {2, 1, 2}, {}, {}, true},
+};
+
+Attrs pool_attrs(PoolKind kind, const PoolCase& c, bool include_pad, bool pads) {
+  Attrs a;
+  a.set("kind", kind).set("kernel", c.kernel).set("strides", c.strides);
+  if (pads) a.set("pads", c.pads);
+  a.set("dilations", c.dilations).set("ceil_mode", c.ceil_mode);
+  a.set("count_include_pad", include_pad);
+  return a;
+}
+
+std::string pool_what(const PoolCase& c) {
+  return "x" + str(c.x) + " k" + str(c.kernel) + " s" + str(c.strides) + " p" + str(c.pads) + " d" +
+         str(c.dilations) + (c.ceil_mode ? " ceil" : "");
+}
+
+TEST(CpuConvPool, PoolMax) {
+  std::vector<PoolCase> cases = kPoolCases;
+  cases.push_back({{2, 3, 13, 35}, {3, 3}, {1, 2}, {1, 1}, {2, 2}});  // dilation
+  cases.push_back({{1, 2, 17}, {3}, {2}, {1}, {3}, true});
+  cases.push_back({{1, 1, 2}, {2}, {1}, {1}, {3}});  // a window wholly in the padding
+  for (const PoolCase& c : cases) {
+    Attrs a = pool_attrs(PoolKind::Max, c, false, true);
+    for (DType dt : kFloatDTypes)
+      expect_parity_layouts(OpKind::Pool, a, {rnd(c.x, 1, dt)}, pool_what(c));
+    for (DType dt : kIntDTypes)
+      expect_parity_layouts(OpKind::Pool, a, {rnd(c.x, 2, dt)}, pool_what(c));
+  }
+  // NaN propagates.
+  HostTensor x = rnd({1, 2, 9, 20}, 3, DType::F64);
+  x.set_f64(25, std::nan(""));
+  x.set_f64(200, std::nan(""));
+  for (DType dt : {DType::F32, DType::F64, DType::F16})
+    expect_parity(OpKind::Pool,
+                  pool_attrs(PoolKind::Max, {x.shape, {3, 3}, {1, 1}, {1, 1}, {}}, false, true),
+                  {cast_to(x, dt)}, "NaN");
+}
+
+TEST(CpuConvPool, PoolAvg) {
+  for (const PoolCase& c : kPoolCases)
+    for (bool include_pad : {false, true}) {
+      Attrs a = pool_attrs(PoolKind::Avg, c, include_pad, true);
+      std::string what = pool_what(c) + (include_pad ? " include_pad" : "");
+      for (DType dt : kFloatDTypes) expect_parity_layouts(OpKind::Pool, a, {rnd(c.x, 4, dt)}, what);
+    }
+}
+
+TEST(CpuConvPool, PoolLp) {
+  for (const PoolCase& c : kPoolCases)
+    for (int64_t p : {1, 2, 3}) {
+      Attrs a = pool_attrs(PoolKind::Lp, c, false, false);
+      a.set("p", p);
+      std::string what = pool_what(c) + " unpadded p=" + std::to_string(p);
+      for (DType dt : kFloatDTypes)
+        expect_parity_layouts(OpKind::Pool, a, {rnd(c.x, 5, dt, 0.1, 2)}, what);
+    }
+}
+
+TEST(CpuConvPool, PoolAdaptive) {
+  struct C {
+    Shape x;
+    std::vector<int64_t> size;
+  };
+  const std::vector<C> cases = {
+      {{1, 1, 5, 5}, {2, 2}},       {{2, 3, 7, 9}, {3, 4}},   {{2, 2, 17, 33}, {5, 7}},
+      {{1, 2, 6, 65}, {6, 1}},      {{1, 2, 4, 4}, {7, 9}},   {{3, 2, 127}, {10}},
+      {{2, 2, 5, 6, 7}, {2, 3, 4}}, {{2, 2, 16, 16}, {1, 1}},
+  };
+  for (const C& c : cases)
+    for (PoolKind kind : {PoolKind::AdaptiveMax, PoolKind::AdaptiveAvg}) {
+      Attrs a;
+      a.set("kind", kind).set("output_size", c.size);
+      std::string what = "x" + str(c.x) + " out" + str(c.size);
+      for (DType dt : kFloatDTypes) expect_parity_layouts(OpKind::Pool, a, {rnd(c.x, 6, dt)}, what);
+      if (kind == PoolKind::AdaptiveMax)
+        for (DType dt : kIntDTypes) expect_parity_layouts(OpKind::Pool, a, {rnd(c.x, 7, dt)}, what);
+    }
+}
+
+TEST(CpuConvPool, PoolThreadedEmptyBroadcast) {
+  HostTensor big = rnd({4, 16, 56, 56}, 8, DType::F32);
+  const PoolCase c3{big.shape, {3, 3}, {2, 2}, {1, 1}, {}};
+  const PoolCase c1{big.shape, {3, 3}, {1, 1}, {1, 1}, {}};
+  for (const PoolCase& c : {c3, c1}) {
+    expect_parity(OpKind::Pool, pool_attrs(PoolKind::Max, c, false, true), {big}, "big max");
+    expect_parity(OpKind::Pool, pool_attrs(PoolKind::Avg, c, true, true), {big}, "big avg");
+  }
+  Attrs adaptive;
+  adaptive.set("kind", PoolKind::AdaptiveAvg).set("output_size", std::vector<int64_t>{7, 7});
+  expect_parity(OpKind::Pool, adaptive, {big}, "big adaptive avg");
+  // No images.
+  for (PoolKind kind : {PoolKind::Max, PoolKind::Avg, PoolKind::Lp})
+    expect_parity(OpKind::Pool, pool_attrs(kind, {{0, 3, 6, 6}, {2, 2}, {}, {}, {}}, false, true),
+                  {rnd({0, 3, 6, 6}, 9, DType::F32)}, "empty");
+  // A stride-0 input.
+  HostTensor row = rnd({1, 1, 1, 37}, 10, DType::F32);
+  expect_parity(OpKind::Pool,
+                pool_attrs(PoolKind::Max, {{2, 3, 9, 37}, {3, 3}, {2, 1}, {1, 1}, {}}, false, true),
+                {broadcast_view(row, {2, 3, 9, 37})}, "broadcast");
+}
+
+}  // namespace
+}  // namespace tessel::testing

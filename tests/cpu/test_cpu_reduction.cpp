@@ -1,0 +1,301 @@
+// cpu reduction family against the reference: Reduce (every ReduceOp, axes sets, keepdims,
+// correction), Softmax / log-softmax, the scans, ArgMax / ArgMin, TopK, Sort, ArgSort and Sample,
+// over every claimed dtype, lane-straddling sizes, broadcast, non-contiguous and empty inputs.
+#include <cmath>
+#include <limits>
+
+#include "op_test_util.h"
+
+namespace tessel::testing {
+namespace {
+
+const DType kFloatTypes[] = {DType::F32,  DType::F64,      DType::F16,
+                             DType::BF16, DType::F8E4M3FN, DType::F8E5M2};
+const DType kIntTypes[] = {DType::U8, DType::I8, DType::I16, DType::I32, DType::I64};
+
+struct Tol {
+  double rtol, atol;
+};
+// One rounding of the dtype (the cpu computes narrow floats in f32, the reference in f64).
+Tol tol_for(DType dt) {
+  switch (dt) {
+    case DType::F32:
+      return {2e-5, 1e-5};
+    case DType::F64:
+      return {1e-10, 1e-10};
+    case DType::F16:
+      return {2e-3, 1e-3};
+    case DType::BF16:
+      return {1.6e-2, 1e-2};
+    case DType::F8E4M3FN:
+      return {0.13, 0.02};
+    case DType::F8E5M2:
+      return {0.26, 0.02};
+    default:
+      return {0, 0};
+  }
+}
+
+std::string case_name(OpKind kind, const Shape& s, DType dt, const std::string& extra) {
+  return std::string(op_info(kind).name) + " " + shape_str(s) + " " + dtype_name(dt) + " " + extra;
+}
+
+// Runs on cpu and reference and compares every output; tolerance scaled by `scale`.
+void check(OpKind kind, const Attrs& attrs, const std::vector<HostTensor>& in,
+           const std::string& what, double scale = 1) {
+  auto want = run_op(kind, attrs, in, "reference");
+  auto got = run_op(kind, attrs, in, "cpu");
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].dtype, want[i].dtype) << what;
+    Tol t = tol_for(want[i].dtype);
+    expect_close(got[i], want[i], t.rtol * scale, t.atol * scale,
+                 what + " out " + std::to_string(i));
+  }
+}
+
+HostTensor data(DType dt, const Shape& s, uint64_t seed, double lo = -3, double hi = 3) {
+  if (is_integer(dt)) return cast_to(random_tensor(DType::F64, s, seed, -100, 100), dt);
+  if (dt == DType::Bool) return cast_to(random_tensor(DType::F64, s, seed, -1, 2), dt);
+  return cast_to(random_tensor(DType::F64, s, seed, lo, hi), dt);
+}
+
+const Shape kShapes[] = {{},         {1},          {15},  {17},   {33},      {63},
+                         {65},       {127},        {129}, {3, 5}, {4, 1000}, {2, 3, 17},
+                         {7, 33, 5}, {5, 3, 2, 9}, {0},   {3, 0}, {2, 0, 3}};
+
+std::vector<std::vector<int64_t>> axes_for(int rank) {
+  std::vector<std::vector<int64_t>> r = {{}};
+  if (rank >= 1) r.push_back({-1});
+  if (rank >= 2) r.push_back({0});
+  if (rank >= 3) {
+    r.push_back({1});
+    r.push_back({0, 2});
+  }
+  if (rank >= 4) r.push_back({1, 3});
+  return r;
+}
+
+bool reduce_accepts(ReduceOp op, DType dt) {
+  bool exact = is_integer(dt) || dt == DType::Bool;
+  if (dt == DType::Bool) return op == ReduceOp::Max || op == ReduceOp::Min;
+  if (!exact) return true;
+  return op == ReduceOp::Sum || op == ReduceOp::Max || op == ReduceOp::Min ||
+         op == ReduceOp::Prod || op == ReduceOp::L1 || op == ReduceOp::SumSquare;
+}
+
+std::vector<DType> all_types() {
+  std::vector<DType> r(std::begin(kFloatTypes), std::end(kFloatTypes));
+  r.insert(r.end(), std::begin(kIntTypes), std::end(kIntTypes));
+  r.push_back(DType::Bool);
+  return r;
+}
+
+TEST(CpuReduction, ReduceEveryOpAxesAndDtype) {
+  for (int v = 0; v < 11; ++v) {
+    auto op = static_cast<ReduceOp>(v);
+    for (DType dt : all_types()) {
+      if (!reduce_accepts(op, dt)) continue;
+      for (const Shape& s : kShapes) {
+        int64_t numel = shape_numel(s);
+        for (const auto& axes : axes_for(static_cast<int>(s.size()))) {
+          int64_t count = 1;
+          for (size_t d = 0; d < s.size(); ++d) {
+            bool red = axes.empty();
+            for (int64_t a : axes)
+              red |= (a < 0 ? a + static_cast<int64_t>(s.size()) : a) == static_cast<int64_t>(d);
+            if (red) count *= s[d];
+          }
+          if (count == 0 && (op == ReduceOp::Max || op == ReduceOp::Min)) continue;
+          for (bool keep : {false, true}) {
+            Attrs a = Attrs().set("op", op).set("axes", axes).set("keepdims", keep);
+            if (op == ReduceOp::Var || op == ReduceOp::Std) a.set("correction", v % 2);
+            // Products of many values leave the range of narrow floats: keep them near 1.
+            bool prod = op == ReduceOp::Prod;
+            HostTensor x = prod ? data(dt, s, 7 + numel, 0.5, 1.5) : data(dt, s, 7 + numel);
+            std::string w = case_name(OpKind::Reduce, s, dt,
+                                      "op " + std::to_string(v) + " axes " + shape_str(axes));
+            // A sum of N roundings of the narrow input grows like sqrt(N) ulps at most.
+            double scale = op == ReduceOp::Var || op == ReduceOp::Std ? 4 : 2;
+            if (prod && numel > 100) scale = 30;
+            check(OpKind::Reduce, a, {x}, w, scale);
+            if (numel > 1 && !keep) check(OpKind::Reduce, a, {non_contiguous(x)}, w + " nc", scale);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuReduction, ReduceLongRowsBroadcastAndSpecialValues) {
+  // Long enough to split one row over threads, and column reductions over many rows.
+  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max, ReduceOp::Min,
+                      ReduceOp::LogSumExp, ReduceOp::L2, ReduceOp::Var, ReduceOp::Std}) {
+    HostTensor x = data(DType::F32, {300001}, 3);
+    check(OpKind::Reduce, Attrs().set("op", op), {x}, "long row", 5);
+    HostTensor y = data(DType::F32, {5000, 37}, 4);
+    check(OpKind::Reduce, Attrs().set("op", op).set("axes", std::vector<int64_t>{0}), {y},
+          "long column", 5);
+    HostTensor z = data(DType::F64, {1, 37}, 5);
+    check(OpKind::Reduce, Attrs().set("op", op).set("axes", std::vector<int64_t>{1}),
+          {broadcast_view(z, {64, 37})}, "broadcast", 5);
+    check(OpKind::Reduce, Attrs().set("op", op).set("axes", std::vector<int64_t>{0}),
+          {broadcast_view(z, {64, 37})}, "broadcast axis 0", 5);
+  }
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  HostTensor s = f32({4, 3}, {1, nan, 2, -inf, -inf, -inf, inf, 1, 2, -0.0, 0.0, 5});
+  for (int v = 0; v < 11; ++v)
+    for (int64_t axis : {0, 1})
+      check(OpKind::Reduce,
+            Attrs().set("op", static_cast<ReduceOp>(v)).set("axes", std::vector<int64_t>{axis}),
+            {s}, "special op " + std::to_string(v));
+  // Integer sums wrap modulo 2^bits like the reference.
+  HostTensor big = cast_to(random_tensor(DType::F64, {1000}, 9, 0, 127), DType::I8);
+  check(OpKind::Reduce, Attrs().set("op", ReduceOp::Sum), {big}, "i8 wrap");
+  check(OpKind::Reduce, Attrs().set("op", ReduceOp::SumSquare), {big}, "i8 sumsquare");
+  expect_error(ErrorKind::Value, [&] {
+    run_op(OpKind::Reduce, Attrs().set("op", ReduceOp::Max).set("axes", std::vector<int64_t>{1}),
+           {data(DType::F32, {3, 0}, 1)}, "cpu");
+  });
+}
+
+TEST(CpuReduction, SoftmaxAndLogSoftmax) {
+  for (DType dt : kFloatTypes)
+    for (const Shape& s : kShapes)
+      for (int64_t axis : {-1, 0, 1}) {
+        if (s.size() < 2 && axis == 1) continue;
+        for (bool log : {false, true}) {
+          Attrs a = Attrs().set("axis", axis).set("log", log);
+          HostTensor x = data(dt, s, 11 + shape_numel(s), -8, 8);
+          std::string w = case_name(OpKind::Softmax, s, dt, log ? "log" : "");
+          check(OpKind::Softmax, a, {x}, w, 2);
+          if (shape_numel(s) > 1) check(OpKind::Softmax, a, {non_contiguous(x)}, w + " nc", 2);
+        }
+      }
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  HostTensor sp = f32({4, 3}, {1, nan, 2, -inf, -inf, -inf, inf, 1, 2, -100, 0, 100});
+  for (bool log : {false, true})
+    for (int64_t axis : {0, 1})
+      check(OpKind::Softmax, Attrs().set("axis", axis).set("log", log), {sp}, "special");
+  HostTensor big = data(DType::F32, {64, 4096}, 2, -20, 20);
+  check(OpKind::Softmax, Attrs(), {big}, "4096 rows");
+  check(OpKind::Softmax, Attrs().set("log", true), {big}, "4096 rows log");
+  check(OpKind::Softmax, Attrs(), {broadcast_view(data(DType::F32, {1, 100}, 3), {50, 100})},
+        "broadcast");
+}
+
+TEST(CpuReduction, Scans) {
+  std::vector<DType> types(std::begin(kFloatTypes), std::end(kFloatTypes));
+  types.insert(types.end(), std::begin(kIntTypes), std::end(kIntTypes));
+  for (OpKind kind : {OpKind::Cumsum, OpKind::CumProd, OpKind::CumMax})
+    for (DType dt : types)
+      for (const Shape& s : kShapes)
+        for (int64_t axis : {-1, 0}) {
+          for (bool reverse : {false, true})
+            for (bool exclusive : {false, true}) {
+              if (exclusive && kind != OpKind::Cumsum) continue;
+              Attrs a = Attrs().set("axis", axis).set("reverse", reverse);
+              if (kind == OpKind::Cumsum) a.set("exclusive", exclusive);
+              bool prod = kind == OpKind::CumProd;
+              HostTensor x = prod ? data(dt, s, 5, 0.5, 1.5) : data(dt, s, 5);
+              std::string w = case_name(kind, s, dt, reverse ? "rev" : "");
+              double scale = prod && shape_numel(s) > 100 ? 30 : 2;
+              check(kind, a, {x}, w, scale);
+              if (shape_numel(s) > 1) check(kind, a, {non_contiguous(x)}, w + " nc", scale);
+            }
+        }
+  const double nan = std::nan("");
+  check(OpKind::CumMax, Attrs().set("axis", 0), {f32({5}, {1, 3, nan, 5, 2})}, "cummax nan");
+}
+
+TEST(CpuReduction, ArgMaxArgMin) {
+  std::vector<DType> types = all_types();
+  for (OpKind kind : {OpKind::ArgMax, OpKind::ArgMin})
+    for (DType dt : types)
+      for (const Shape& s : kShapes)
+        for (int64_t axis : {-1, 0}) {
+          if (!s.empty() && s[axis < 0 ? s.size() - 1 : 0] == 0) continue;
+          if (shape_numel(s) == 0 && s.size() < 2) continue;
+          for (bool last : {false, true}) {
+            Attrs a = Attrs().set("axis", axis).set("select_last", last).set("keepdims", last);
+            // Few distinct values, so ties are common.
+            HostTensor x =
+                is_integer(dt) || dt == DType::Bool
+                    ? data(dt, s, 13)
+                    : cast_to(cast_to(random_tensor(DType::F64, s, 13, -4, 4), DType::I32), dt);
+            std::string w = case_name(kind, s, dt, last ? "last" : "");
+            check(kind, a, {x}, w);
+            if (shape_numel(s) > 1) check(kind, a, {non_contiguous(x)}, w + " nc");
+          }
+        }
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  HostTensor sp = f32({3, 4}, {1, nan, 2, nan, -inf, -inf, -inf, -inf, -0.0, 0.0, 0.0, -0.0});
+  for (OpKind kind : {OpKind::ArgMax, OpKind::ArgMin})
+    for (bool last : {false, true})
+      for (int64_t axis : {0, 1})
+        check(kind, Attrs().set("axis", axis).set("select_last", last), {sp}, "special");
+  expect_error(ErrorKind::Value, [&] {
+    run_op(OpKind::ArgMax, Attrs(), {data(DType::F32, {3, 0}, 1)}, "cpu");
+  });
+}
+
+TEST(CpuReduction, TopKSortArgSort) {
+  std::vector<DType> types = all_types();
+  for (DType dt : types)
+    for (const Shape& s : kShapes)
+      for (int64_t axis : {-1, 0}) {
+        HostTensor x =
+            is_integer(dt) || dt == DType::Bool
+                ? data(dt, s, 17)
+                : cast_to(cast_to(random_tensor(DType::F64, s, 17, -9, 9), DType::I32), dt);
+        int64_t dim = s.empty() ? 1 : s[axis < 0 ? s.size() - 1 : 0];
+        for (bool desc : {false, true}) {
+          Attrs a = Attrs().set("axis", axis).set("descending", desc);
+          std::string w = case_name(OpKind::Sort, s, dt, desc ? "desc" : "");
+          check(OpKind::Sort, a, {x}, w);
+          check(OpKind::ArgSort, a, {x}, w);
+          if (shape_numel(s) > 1) check(OpKind::ArgSort, a, {non_contiguous(x)}, w + " nc");
+          if (dt == DType::Bool) continue;
+          for (int64_t k : {int64_t{0}, int64_t{1}, dim / 2, dim}) {
+            if (k > dim || (s.empty() && k != 1)) continue;
+            Attrs t = Attrs().set("k", k).set("axis", axis).set("largest", desc);
+            check(OpKind::TopK, t, {x}, w + " k " + std::to_string(k));
+          }
+        }
+      }
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  HostTensor sp = f32({8}, {1, nan, -0.0, inf, 0.0, -inf, nan, 1});
+  for (bool desc : {false, true}) {
+    check(OpKind::ArgSort, Attrs().set("descending", desc), {sp}, "special");
+    check(OpKind::Sort, Attrs().set("descending", desc), {sp}, "special");
+    check(OpKind::TopK, Attrs().set("k", int64_t{5}).set("largest", desc), {sp}, "special");
+  }
+  HostTensor big = data(DType::F32, {3, 20000}, 19);
+  check(OpKind::TopK, Attrs().set("k", int64_t{50}), {big}, "big topk");
+  check(OpKind::ArgSort, Attrs(), {big}, "big argsort");
+}
+
+TEST(CpuReduction, Sample) {
+  for (DType dt : kFloatTypes)
+    for (const Shape& s : std::vector<Shape>{{1}, {17}, {4, 33}, {2, 3, 65}, {0, 5}, {8, 1000}})
+      for (double temp : {0.0, 0.7, 1.0})
+        for (int64_t top_k : {0, 1, 5})
+          for (double top_p : {1.0, 0.9}) {
+            Attrs a = Attrs()
+                          .set("temperature", temp)
+                          .set("top_k", top_k)
+                          .set("top_p", top_p)
+                          .set("seed", int64_t{42});
+            HostTensor x = data(dt, s, 23, -2, 2);
+            check(OpKind::Sample, a, {x}, case_name(OpKind::Sample, s, dt, "sample"));
+            if (shape_numel(s) > 1)
+              check(OpKind::Sample, a, {non_contiguous(x)}, case_name(OpKind::Sample, s, dt, "nc"));
+          }
+  const double nan = std::nan("");
+  expect_error(ErrorKind::Value, [&] {
+    run_op(OpKind::Sample, Attrs(), {f32({3}, {1, nan, 2})}, "cpu");
+  });
+}
+
+}  // namespace
+}  // namespace tessel::testing

@@ -1,0 +1,140 @@
+// The host runtime under every host backend: thread pool, caching allocator, liveness memory
+// plan, ISA selection.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "backends/cpu/isa.h"
+#include "ir/builder.h"
+#include "op_test_util.h"
+#include "runtime/host_allocator.h"
+#include "runtime/host_executable.h"
+#include "runtime/thread_pool.h"
+
+namespace tessel::testing {
+namespace {
+
+TEST(ThreadPool, EveryIndexRunsExactlyOnce) {
+  for (int64_t n : {0, 1, 2, 7, 100, 1001, 100000})
+    for (int64_t grain : {1, 3, 64, 1 << 20}) {
+      std::vector<std::atomic<int>> hits(n);
+      parallel_for(n, grain, [&](int64_t b, int64_t e) {
+        ASSERT_LE(0, b);
+        ASSERT_LE(b, e);
+        ASSERT_LE(e, n);
+        for (int64_t i = b; i < e; ++i) hits[i]++;
+      });
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << n << " " << grain << " " << i;
+    }
+}
+
+TEST(ThreadPool, UsesSeveralThreadsAndNestedCallsRunInline) {
+  int saved = num_threads();
+  set_num_threads(4);
+  std::mutex mu;
+  std::vector<std::thread::id> ids;
+  std::atomic<int64_t> inner{0};
+  parallel_for(64, 1, [&](int64_t b, int64_t e) {
+    {
+      std::lock_guard lock(mu);
+      if (std::find(ids.begin(), ids.end(), std::this_thread::get_id()) == ids.end())
+        ids.push_back(std::this_thread::get_id());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    parallel_for(10, 1, [&](int64_t ib, int64_t ie) { inner += ie - ib; });
+  });
+  EXPECT_GT(ids.size(), 1u);
+  EXPECT_EQ(inner.load(), 10 * std::min<int64_t>(64, 16));  // 16 chunks for 4 threads
+  set_num_threads(saved);
+}
+
+TEST(ThreadPool, ExceptionsReachTheCaller) {
+  EXPECT_THROW(parallel_for(1000, 1,
+                            [](int64_t b, int64_t) {
+                              if (b > 0) throw_error(ErrorKind::Value, "chunk failed");
+                            }),
+               Error);
+  // The pool still works afterwards.
+  std::atomic<int64_t> sum{0};
+  parallel_for(1000, 1, [&](int64_t b, int64_t e) { sum += e - b; });
+  EXPECT_EQ(sum.load(), 1000);
+  EXPECT_THROW(set_num_threads(0), Error);
+}
+
+TEST(HostAllocator, ReusesFreedBlocksAndTracksPeak) {
+  host_memory_reset_peak();
+  size_t before = host_memory_stats().in_use;
+  uint8_t* first;
+  {
+    auto s = host_allocate(1 << 20);
+    first = s->bytes.get();
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % 64, 0u);
+    EXPECT_GE(host_memory_stats().in_use, before + (1 << 20));
+  }
+  EXPECT_EQ(host_memory_stats().in_use, before);
+  auto again = host_allocate(1 << 20);
+  EXPECT_EQ(again->bytes.get(), first) << "a freed block of the same class is reused";
+  EXPECT_GE(host_memory_stats().peak_in_use, before + (1 << 20));
+  HostTensor t = host_empty(DType::F32, {3, 5});
+  EXPECT_EQ(t.numel(), 15);
+  EXPECT_TRUE(t.is_contiguous());
+}
+
+TEST(HostAllocator, ImpossibleSizeIsOutOfMemory) {
+  expect_error(ErrorKind::OutOfMemory, [] { host_allocate(size_t{1} << 60); });
+}
+
+// x -> a = exp(x) -> b = a * 2 -> c = b + 1 -> d = tanh(c): a and c can share bytes, b and d too.
+Graph chain(int64_t n) {
+  Graph g;
+  GraphBuilder b(g);
+  Value x = g.input(DType::F32, {n});
+  Value two = g.constant(f32({1}, {2}));
+  Value one = g.constant(f32({1}, {1}));
+  Value a = b.activation(ActivationKind::Exp, x);
+  Value m = b.mul(a, two);
+  Value c = b.add(m, one);
+  Value d = b.activation(ActivationKind::Tanh, c);
+  Value e = b.activation(ActivationKind::Neg, d);
+  g.outputs = {e};
+  return g;
+}
+
+TEST(MemoryPlan, BuffersWithDisjointLifetimesShareBytes) {
+  Graph g = chain(1000);
+  MemoryPlan plan = plan_memory(g);
+  ASSERT_EQ(plan.buffers.size(), 4u);  // exp, mul, add, tanh (neg is the output)
+  EXPECT_EQ(plan.naive_bytes, 4 * 4032u);
+  EXPECT_EQ(plan.arena_bytes, 2 * 4032u);
+  for (const auto& a : plan.buffers)
+    for (const auto& b : plan.buffers) {
+      if (&a == &b || a.last < b.first || b.last < a.first) continue;
+      bool disjoint = a.offset + a.bytes <= b.offset || b.offset + b.bytes <= a.offset;
+      EXPECT_TRUE(disjoint) << "live at the same time yet overlapping: %" << a.node << " %"
+                            << b.node;
+    }
+}
+
+TEST(MemoryPlan, PlannedRunsGiveTheSameResultsRepeatedly) {
+  Graph g = chain(1000);
+  HostTensor x = random_tensor(DType::F32, {1000}, 7);
+  for (const char* be : {"reference", "cpu"}) {
+    auto exe = compile_for(g, backend(be));
+    HostTensor first = exe->run(std::vector<HostTensor>{x}).at(0);
+    HostTensor second = exe->run(std::vector<HostTensor>{x}).at(0);
+    expect_close(second, first, 0, 0, be);
+    for (int64_t i = 0; i < 1000; i += 97)
+      EXPECT_NEAR(first.get_f64(i), -std::tanh(std::exp(x.get_f64(i)) * 2 + 1), 1e-6) << be;
+  }
+}
+
+TEST(CpuIsa, TheActiveIsaIsSupported) {
+  EXPECT_TRUE(cpu::cpu_supports(cpu::Isa::Portable));
+  EXPECT_TRUE(cpu::cpu_supports(cpu::active_isa()));
+  std::cout << "[ isa      ] cpu kernels use " << cpu::isa_name(cpu::active_isa()) << "\n";
+}
+
+}  // namespace
+}  // namespace tessel::testing

@@ -1,0 +1,113 @@
+// The fusion pass: it forms regions / fused GEMM epilogues only where the backend claims them
+// natively, and the fused graph computes what the unfused one does.
+#include <gtest/gtest.h>
+
+#include "ir/builder.h"
+#include "op_test_util.h"
+
+namespace tessel::testing {
+namespace {
+
+int count(const Graph& g, OpKind k) {
+  int c = 0;
+  for (const Node& n : g.nodes()) c += n.kind == k;
+  return c;
+}
+
+std::vector<HostTensor> run_graph(const Graph& g, const Backend& be,
+                                  const std::vector<HostTensor>& args) {
+  return be.compile(g)->run(args);
+}
+
+// Two inputs, a chain with a shared input, a value used twice (so it must stay outside), and a
+// broadcast operand.
+Graph branchy(DType dt, int64_t rows, int64_t cols) {
+  Graph g;
+  GraphBuilder b(g);
+  Value x = g.input(dt, {rows, cols});
+  Value y = g.input(dt, {cols});
+  Value a = b.exp(b.neg(x));                           // a is used twice
+  Value s = b.activation(ActivationKind::Sigmoid, y);  // [cols], broadcast later
+  Value c = b.add(b.mul(a, s), x);                     // x shared
+  Value d = b.activation(ActivationKind::Gelu, c);
+  Value m = b.where(b.compare(CmpOp::Gt, d, a), d, b.clamp(a, -0.5, 0.5));
+  g.outputs = {m, a};
+  return g;
+}
+
+TEST(Fuse, ElementwiseChainsBecomeOneRegionOnCpu) {
+  const Backend& cpu = backend("cpu");
+  for (DType dt : {DType::F32, DType::BF16, DType::F16}) {
+    Graph legal = legalize(branchy(dt, 37, 129), cpu);
+    Graph fused = fuse(legal, cpu);
+    verify(fused, "fuse");
+    EXPECT_GE(count(fused, OpKind::ElementwiseRegion), 1) << fused.to_string();
+    // Only sigmoid(y) stays alone: its [cols] value feeds a [rows, cols] node, and fusing it
+    // would recompute it for every row.
+    EXPECT_EQ(count(fused, OpKind::Activation) + count(fused, OpKind::Binary) +
+                  count(fused, OpKind::Where) + count(fused, OpKind::Compare) +
+                  count(fused, OpKind::Clamp),
+              1)
+        << fused.to_string();
+    std::vector<HostTensor> args = {random_tensor(dt, {37, 129}, 1, -2, 2),
+                                    random_tensor(dt, {129}, 2, -2, 2)};
+    std::vector<HostTensor> want = run_graph(legal, cpu, args);
+    std::vector<HostTensor> got = run_graph(fused, cpu, args);
+    std::vector<HostTensor> ref =
+        compile_for(branchy(dt, 37, 129), backend("reference"))->run(args);
+    double tol = dt == DType::F32 ? 1e-6 : 2e-2;
+    for (size_t i = 0; i < want.size(); ++i) {
+      expect_close(got[i], want[i], tol, tol, dtype_name(dt));
+      expect_close(got[i], ref[i], tol, tol, dtype_name(dt));
+    }
+  }
+}
+
+TEST(Fuse, ValuesUsedTwiceOrGraphOutputsStayMaterialized) {
+  const Backend& cpu = backend("cpu");
+  Graph fused = fuse(legalize(branchy(DType::F32, 4, 8), cpu), cpu);
+  // `a` is a graph output used by three nodes and `d` is used twice, so both are materialized:
+  // regions {neg, exp}, {mul, add, gelu} and {compare, clamp, where}.
+  EXPECT_EQ(count(fused, OpKind::ElementwiseRegion), 3) << fused.to_string();
+}
+
+TEST(Fuse, NothingFusesIntoKindsTheBackendDoesNotRunNatively) {
+  const Backend& ref = backend("reference");  // claims ElementwiseRegion only decomposed
+  Graph legal = legalize(branchy(DType::F32, 4, 8), ref);
+  Graph fused = fuse(legal, ref);
+  EXPECT_EQ(fused.to_string(), legal.to_string());
+}
+
+Graph linear_act(bool transpose_b, bool bias, ActivationKind act) {
+  Graph g;
+  GraphBuilder b(g);
+  Value x = g.input(DType::F32, {3, 5, 7});
+  Value w = g.input(DType::F32, transpose_b ? Shape{9, 7} : Shape{7, 9});
+  Value y = b.matmul(x, w, false, transpose_b);
+  if (bias) y = b.add(y, g.input(DType::F32, {9}));
+  g.outputs = {b.activation(act, y)};
+  return g;
+}
+
+TEST(Fuse, GemmEpiloguesFuseWhenTheBackendClaimsTheFusedKind) {
+  const Backend& cpu = backend("cpu");
+  for (bool tb : {false, true})
+    for (bool bias : {false, true})
+      for (ActivationKind act : {ActivationKind::Relu, ActivationKind::Gelu}) {
+        Graph legal = legalize(linear_act(tb, bias, act), cpu);
+        Graph fused = fuse(legal, cpu);
+        verify(fused, "fuse");
+        bool claimed = cpu.claims().find(OpKind::FusedMatMulBiasAct, static_cast<int>(act),
+                                         DType::F32) == How::Native;
+        EXPECT_EQ(count(fused, OpKind::FusedMatMulBiasAct), claimed ? 1 : 0) << fused.to_string();
+        std::vector<HostTensor> args = {
+            random_tensor(DType::F32, {3, 5, 7}, 3),
+            random_tensor(DType::F32, tb ? Shape{9, 7} : Shape{7, 9}, 4)};
+        if (bias) args.push_back(random_tensor(DType::F32, {9}, 5));
+        expect_close(run_graph(fused, cpu, args).at(0), run_graph(legal, cpu, args).at(0), 1e-5,
+                     1e-5, "linear + activation");
+      }
+}
+
+}  // namespace
+}  // namespace tessel::testing
