@@ -1,5 +1,5 @@
 // Thread scaling of the cpu backend: GEMM, softmax and a fused elementwise chain, each compiled
-// once and timed on 1 thread and on N threads (default 2) in this process. Prints a markdown
+// once and timed on 1 thread and on N threads (default 2), alternating, in this process. Prints a markdown
 // table of median times and the speed-up; exits 1 if a speed-up is below --min (default 0, so
 // the program never fails on a noisy machine unless asked to).
 //
@@ -70,16 +70,35 @@ Workload chain(int64_t n) {
           {random_input({n}, 4), random_input({n}, 5), random_input({n}, 6)}, 16.0 * n, "GB/s"};
 }
 
-double median_seconds(Executable& exe, const std::vector<HostTensor>& args, int reps) {
-  exe.run(args);  // warm-up
-  std::vector<double> t;
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Seconds of `runs` runs on `threads` threads, after one warm-up run.
+double seconds(Executable& exe, const std::vector<HostTensor>& args, int threads, int runs) {
+  set_num_threads(threads);
+  exe.run(args);
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < runs; ++i) exe.run(args);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / runs;
+}
+
+struct Timing {
+  double t1, tn, speedup;  // medians of the 1-thread and n-thread times and of their ratios
+};
+
+// The 1-thread and n-thread measurements alternate, so a slow spell of a shared (virtual)
+// machine slows both alike; each repetition is a ratio of neighbouring measurements.
+Timing measure(Executable& exe, const std::vector<HostTensor>& args, int threads, int reps) {
+  const int runs = 3;
+  std::vector<double> t1, tn, ratio;
   for (int i = 0; i < reps; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    exe.run(args);
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    t1.push_back(seconds(exe, args, 1, runs));
+    tn.push_back(seconds(exe, args, threads, runs));
+    ratio.push_back(t1.back() / tn.back());
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return {median(t1), median(tn), median(ratio)};
 }
 
 }  // namespace
@@ -95,18 +114,16 @@ int main(int argc, char** argv) {
   }
   const Backend& cpu = backend("cpu");
   std::vector<Workload> work = {gemm(1024), softmax(4096, 1024), chain(1 << 22)};
-  std::printf("cpu kernels: %s; %d repetitions, median\n\n", cpu::isa_name(cpu::active_isa()),
-              reps);
+  std::printf(
+      "cpu kernels: %s; %d repetitions of (3 runs on 1 thread, 3 runs on %d), medians; the "
+      "speed-up is the median of the repetitions' ratios\n\n",
+      cpu::isa_name(cpu::active_isa()), reps, threads);
   std::printf("| workload | 1 thread | %d threads | speed-up | rate (1 / %d) |\n", threads, threads);
   std::printf("|---|---|---|---|---|\n");
   bool ok = true;
   for (Workload& w : work) {
     auto exe = compile_for(w.graph, cpu);
-    set_num_threads(1);
-    double t1 = median_seconds(*exe, w.args, reps);
-    set_num_threads(threads);
-    double tn = median_seconds(*exe, w.args, reps);
-    double speedup = t1 / tn;
+    const auto [t1, tn, speedup] = measure(*exe, w.args, threads, reps);
     ok = ok && speedup >= min_speedup;
     std::printf("| %s | %.3f ms | %.3f ms | %.2f× | %.1f / %.1f %s |\n", w.name.c_str(), t1 * 1e3,
                 tn * 1e3, speedup, w.work / t1 / 1e9, w.work / tn / 1e9, w.unit);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building and testing Tessel needs on Debian 12, only if missing.
 set -euo pipefail
-packages=(cmake ninja-build g++ ccache libgtest-dev libgmock-dev nlohmann-json3-dev)
+# g++-aarch64-linux-gnu: the test that the cpu backend compiles for aarch64 (NEON).
+packages=(cmake ninja-build g++ ccache libgtest-dev libgmock-dev nlohmann-json3-dev
+  g++-aarch64-linux-gnu)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

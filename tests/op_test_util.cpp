@@ -6,7 +6,7 @@ namespace tessel::testing {
 
 std::vector<HostTensor> run_op(OpKind kind, const Attrs& attrs,
                                const std::vector<HostTensor>& inputs,
-                               const std::string& backend_name) {
+                               const std::string& backend_name, const CompileOptions& options) {
   Graph g;
   std::vector<Value> ins;
   std::vector<HostTensor> args;
@@ -19,13 +19,12 @@ std::vector<HostTensor> run_op(OpKind kind, const Attrs& attrs,
     args.push_back(t);
   }
   g.outputs = g.add(kind, attrs, ins);
-  const Backend& b = backend(backend_name);
-  return compile_for(g, b)->run(args);
+  return compile_for(g, backend(backend_name), options)->run(args);
 }
 
 HostTensor run_op1(OpKind kind, const Attrs& attrs, const std::vector<HostTensor>& inputs,
-                   const std::string& backend_name) {
-  auto outs = run_op(kind, attrs, inputs, backend_name);
+                   const std::string& backend_name, const CompileOptions& options) {
+  auto outs = run_op(kind, attrs, inputs, backend_name, options);
   EXPECT_EQ(outs.size(), 1u);
   return outs.at(0);
 }
@@ -46,6 +45,15 @@ HostTensor random_tensor(DType dtype, const Shape& shape, uint64_t seed, double 
     s += 0x9e3779b97f4a7c15ull;
   }
   return t;
+}
+
+HostTensor random_values(DType dtype, const Shape& shape, uint64_t seed, double lo, double hi) {
+  if (is_integer(dtype)) {
+    if (dtype == DType::U8) lo = 0, hi = 250;
+    if (dtype != DType::U8) lo = -120, hi = 120;
+    return cast_to(random_tensor(DType::I64, shape, seed, lo, hi), dtype);
+  }
+  return cast_to(random_tensor(DType::F64, shape, seed, lo, hi), dtype);
 }
 
 HostTensor non_contiguous(const HostTensor& t) {
@@ -77,6 +85,12 @@ HostTensor non_contiguous(const HostTensor& t) {
       view.set_c128(i, t.get_c128(i));
   }
   return view;
+}
+
+std::vector<HostTensor> non_contiguous_all(const std::vector<HostTensor>& ts) {
+  std::vector<HostTensor> r;
+  for (const HostTensor& t : ts) r.push_back(non_contiguous(t));
+  return r;
 }
 
 HostTensor broadcast_view(const HostTensor& t, const Shape& shape) {
@@ -119,8 +133,7 @@ TensorType infer_type(OpKind kind, const Attrs& attrs,
 void expect_golden_layouts(OpKind kind, const Attrs& attrs, const std::vector<HostTensor>& inputs,
                            const HostTensor& expected, double tol, const std::string& what) {
   expect_close(run_op1(kind, attrs, inputs), expected, tol, tol, what + " (contiguous)");
-  std::vector<HostTensor> strided;
-  for (const HostTensor& t : inputs) strided.push_back(non_contiguous(t));
+  const std::vector<HostTensor> strided = non_contiguous_all(inputs);
   if (!strided.empty() && strided[0].numel() > 1) {
     EXPECT_FALSE(strided[0].is_contiguous()) << what;
   }
@@ -171,6 +184,27 @@ void expect_close(const HostTensor& actual, const HostTensor& expected, double r
   ASSERT_EQ(actual.shape, expected.shape)
       << what << " shape " << shape_str(actual.shape) << " vs " << shape_str(expected.shape);
   expect_close(actual, expected.to_f64(), rtol, atol, what);
+}
+
+void expect_parity(OpKind kind, const Attrs& attrs, const std::vector<HostTensor>& inputs,
+                   const std::string& what, const std::string& backend_name) {
+  const DType dt = inputs[0].dtype;
+  const Tolerance tol = kOneRounding.of(dt);
+  std::vector<HostTensor> ref = run_op(kind, attrs, inputs, "reference");
+  std::vector<HostTensor> got = run_op(kind, attrs, inputs, backend_name, {.checked = true});
+  ASSERT_EQ(ref.size(), got.size()) << what;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    EXPECT_EQ(got[i].dtype, dt) << what;
+    expect_close(got[i], ref[i], tol.rtol, tol.atol,
+                 std::string(op_name(kind)) + " " + what + " " + dtype_name(dt) + " output " +
+                     std::to_string(i));
+  }
+}
+
+void expect_parity_layouts(OpKind kind, const Attrs& attrs, const std::vector<HostTensor>& inputs,
+                           const std::string& what, const std::string& backend_name) {
+  expect_parity(kind, attrs, inputs, what, backend_name);
+  expect_parity(kind, attrs, non_contiguous_all(inputs), what + " non-contiguous", backend_name);
 }
 
 }  // namespace tessel::testing

@@ -132,11 +132,8 @@ double binary_f64(BinaryOp op, double a, double b) {
       return std::pow(a, b);
     case BinaryOp::Mod:
       return std::fmod(a, b);
-    case BinaryOp::FloorMod: {
-      double r = std::fmod(a, b);
-      if (r != 0 && ((r < 0) != (b < 0))) r += b;
-      return r;
-    }
+    case BinaryOp::FloorMod:
+      return floor_mod(a, b);
     case BinaryOp::Atan2:
       return std::atan2(a, b);
     case BinaryOp::BitAnd:

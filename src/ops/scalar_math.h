@@ -1,7 +1,9 @@
-// The scalar definition of each activation and float binary op, in f64: what the reference backend
-// computes and what other backends' scalar paths (f64, tails) call, so each function's semantics
-// (NaN handling, defaults, PyTorch's formulas) is written once.
+// The scalar definition of each activation, float binary op and comparison: what the reference
+// backend computes and what other backends' scalar paths (f64, tails) call, so each function's
+// semantics (NaN handling, defaults, PyTorch's formulas) is written once.
 #pragma once
+
+#include <cmath>
 
 #include "ir/op.h"
 
@@ -11,7 +13,34 @@ namespace tessel {
 double round_half_even(double x);
 // PyTorch's definition of activation `k` at x; `alpha` is NaN for the kind's default.
 double activation_f64(ActivationKind k, double x, double alpha);
+// Python's / torch's float remainder: fmod, moved into the divisor's sign when they differ.
+template <class T>
+T floor_mod(T a, T b) {
+  T r = std::fmod(a, b);
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
 // Binary op `op` on floats (the bitwise ops are integer-only and rejected by the shape rule).
 double binary_f64(BinaryOp op, double a, double b);
+
+// Comparison `op` of two values of one type (a NaN makes only Ne true).
+template <class T>
+bool compare_values(CmpOp op, T a, T b) {
+  switch (op) {
+    case CmpOp::Eq:
+      return a == b;
+    case CmpOp::Ne:
+      return a != b;
+    case CmpOp::Lt:
+      return a < b;
+    case CmpOp::Le:
+      return a <= b;
+    case CmpOp::Gt:
+      return a > b;
+    case CmpOp::Ge:
+      return a >= b;
+  }
+  return false;
+}
 
 }  // namespace tessel

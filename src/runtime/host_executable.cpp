@@ -97,7 +97,8 @@ std::vector<HostTensor> HostExecutable::run(std::span<const HostTensor> args) {
   std::vector<std::vector<HostTensor>> values(g_.size());
   std::shared_ptr<Storage> arena;
   // Always some storage, so that empty outputs still have a valid data() pointer.
-  if (!options_.poison_and_guard) arena = host_allocate(std::max<size_t>(plan_.arena_bytes, kAlign));
+  if (!options_.poison_and_guard)
+    arena = host_allocate(std::max<size_t>(plan_.arena_bytes, kAlign));
   size_t next_arg = 0;
   for (const Node& n : g_.nodes()) {
     auto start = std::chrono::steady_clock::now();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -33,6 +34,23 @@ int default_threads() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+// Spins for up to `limit` while `waiting()` holds; true if it stopped holding. Waiting on a
+// condition variable costs a futex wake-up (tens of µs on a VM) per job, which a GEMM with a
+// barrier per k-block, or a stream of ~100 µs ops, pays every time; a worker that has just
+// finished a job spins a while first, as OpenMP runtimes do, then sleeps.
+template <class Pred>
+bool spin_while(Pred waiting, std::chrono::microseconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  for (int i = 0; waiting(); ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    if (i % 64 == 63 && std::chrono::steady_clock::now() >= end) return false;
+  }
+  return true;
+}
+constexpr std::chrono::microseconds kSpin{200};
+
 // Workers wait for a job generation; each job hands out chunk indices from an atomic counter.
 class Pool {
  public:
@@ -60,8 +78,9 @@ class Pool {
     lock.unlock();
     wake_.notify_all();
     drain();
+    spin_while([&] { return done_.load() != chunks_; }, kSpin);
     lock.lock();
-    finished_.wait(lock, [&] { return done_ == chunks_; });
+    finished_.wait(lock, [&] { return done_.load() == chunks_; });
     fn_ = nullptr;
     if (error_) std::rethrow_exception(error_);
   }
@@ -82,13 +101,13 @@ class Pool {
     t_in_parallel = false;
     std::lock_guard lock(mu_);
     if (err && !error_) error_ = err;
-    done_ += ran;
-    if (done_ == chunks_) finished_.notify_all();
+    if ((done_ += ran) == chunks_) finished_.notify_all();
   }
 
   void work() {
     uint64_t seen = 0;
     for (;;) {
+      spin_while([&] { return generation_.load() == seen && !stop_.load(); }, kSpin);
       std::unique_lock lock(mu_);
       wake_.wait(lock, [&] { return stop_ || (generation_ != seen && fn_ != nullptr); });
       if (stop_) return;
@@ -103,10 +122,12 @@ class Pool {
   std::mutex mu_;
   std::condition_variable wake_, finished_;
   const std::function<void(int64_t)>* fn_ = nullptr;
-  int64_t chunks_ = 0, done_ = 0;
+  int64_t chunks_ = 0;
+  // Written under mu_ (the condition variables' predicates); atomic for the spinning reads.
+  std::atomic<int64_t> done_{0};
   std::atomic<int64_t> next_{0};
-  uint64_t generation_ = 0;
-  bool stop_ = false;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> stop_{false};
   std::exception_ptr error_;
 };
 

@@ -10,81 +10,6 @@
 namespace tessel::testing {
 namespace {
 
-const DType kFloatDTypes[] = {DType::F32,  DType::F64,      DType::F16,
-                              DType::BF16, DType::F8E4M3FN, DType::F8E5M2};
-const DType kIntDTypes[] = {DType::U8, DType::I8, DType::I16, DType::I32, DType::I64};
-
-// About one rounding of the dtype at the outputs' magnitude.
-std::pair<double, double> tolerance(DType dt) {
-  switch (dt) {
-    case DType::F32:
-      return {2e-5, 2e-5};
-    case DType::F64:
-      return {1e-10, 1e-10};
-    case DType::F16:
-      return {2e-3, 4e-3};
-    case DType::BF16:
-      return {1.6e-2, 3e-2};
-    case DType::F8E4M3FN:
-      return {0.13, 0.05};
-    case DType::F8E5M2:
-      return {0.26, 0.1};
-    default:
-      return {0, 0};  // integers: exact
-  }
-}
-
-std::vector<HostTensor> run_checked(OpKind kind, const Attrs& attrs,
-                                    const std::vector<HostTensor>& inputs) {
-  Graph g;
-  std::vector<Value> ins;
-  std::vector<HostTensor> args;
-  for (const HostTensor& t : inputs) {
-    if (!t.storage) {
-      ins.push_back(Value{});
-      continue;
-    }
-    ins.push_back(g.input(t.dtype, t.shape));
-    args.push_back(t);
-  }
-  g.outputs = g.add(kind, attrs, ins);
-  return compile_for(g, backend("cpu"), {.checked = true})->run(args);
-}
-
-void expect_parity(OpKind kind, const Attrs& attrs, const std::vector<HostTensor>& inputs,
-                   const std::string& what) {
-  const DType dt = inputs[0].dtype;
-  auto [rtol, atol] = tolerance(dt);
-  HostTensor ref = run_op1(kind, attrs, inputs, "reference");
-  std::vector<HostTensor> cpu = run_checked(kind, attrs, inputs);
-  ASSERT_EQ(cpu.size(), 1u) << what;
-  EXPECT_EQ(cpu[0].dtype, dt) << what;
-  expect_close(cpu[0], ref, rtol, atol,
-               std::string(op_name(kind)) + " " + what + " " + dtype_name(dt));
-}
-
-std::vector<HostTensor> non_contiguous_all(const std::vector<HostTensor>& v) {
-  std::vector<HostTensor> r;
-  for (const HostTensor& t : v) r.push_back(non_contiguous(t));
-  return r;
-}
-
-// As given, and with every input non-contiguous.
-void expect_parity_layouts(OpKind kind, const Attrs& attrs, const std::vector<HostTensor>& inputs,
-                           const std::string& what) {
-  expect_parity(kind, attrs, inputs, what);
-  expect_parity(kind, attrs, non_contiguous_all(inputs), what + " non-contiguous");
-}
-
-HostTensor rnd(const Shape& s, uint64_t seed, DType dt, double lo = -1, double hi = 1) {
-  if (is_integer(dt)) {
-    if (dt == DType::U8) lo = 0, hi = 250;
-    if (dt != DType::U8) lo = -120, hi = 120;
-    return cast_to(random_tensor(DType::I64, s, seed, lo, hi), dt);
-  }
-  return cast_to(random_tensor(DType::F64, s, seed, lo, hi), dt);
-}
-
 std::string str(const std::vector<int64_t>& v) { return shape_str(v); }
 
 // ---------------------------------------------------------------------------------------------
@@ -110,8 +35,8 @@ std::string conv_what(const ConvCase& c) {
 }
 
 void conv_parity(OpKind kind, const ConvCase& c, DType dt, bool layouts, int64_t bias_len) {
-  std::vector<HostTensor> in = {rnd(c.x, 1, dt), rnd(c.w, 2, dt, -0.5, 0.5),
-                                c.bias ? rnd({bias_len}, 3, dt) : HostTensor{}};
+  std::vector<HostTensor> in = {random_values(dt, c.x, 1), random_values(dt, c.w, 2, -0.5, 0.5),
+                                c.bias ? random_values(dt, {bias_len}, 3) : HostTensor{}};
   if (layouts)
     expect_parity_layouts(kind, conv_attrs(c), in, conv_what(c));
   else
@@ -174,9 +99,9 @@ TEST(CpuConvPool, ConvEmptyAndBroadcast) {
               4);
   // Stride-0 (broadcast) inputs.
   for (DType dt : {DType::F32, DType::F16}) {
-    HostTensor x = broadcast_view(rnd({1, 3, 1, 21}, 4, dt), {2, 3, 11, 21});
-    HostTensor w = broadcast_view(rnd({1, 3, 3, 3}, 5, dt), {4, 3, 3, 3});
-    HostTensor b = broadcast_view(rnd({1}, 6, dt), {4});
+    HostTensor x = broadcast_view(random_values(dt, {1, 3, 1, 21}, 4), {2, 3, 11, 21});
+    HostTensor w = broadcast_view(random_values(dt, {1, 3, 3, 3}, 5), {4, 3, 3, 3});
+    HostTensor b = broadcast_view(random_values(dt, {1}, 6), {4});
     expect_parity(OpKind::Conv, Attrs().set("pads", std::vector<int64_t>{1, 1}), {x, w, b},
                   "broadcast x, w, b");
   }
@@ -206,8 +131,9 @@ TEST(CpuConvPool, ConvTranspose2d) {
     a.set("output_padding", d.output_padding);
     int64_t out_channels = d.c.w[1] * d.c.groups;
     for (DType dt : kFloatDTypes) {
-      std::vector<HostTensor> in = {rnd(d.c.x, 7, dt), rnd(d.c.w, 8, dt, -0.5, 0.5),
-                                    d.c.bias ? rnd({out_channels}, 9, dt) : HostTensor{}};
+      std::vector<HostTensor> in = {random_values(dt, d.c.x, 7),
+                                    random_values(dt, d.c.w, 8, -0.5, 0.5),
+                                    d.c.bias ? random_values(dt, {out_channels}, 9) : HostTensor{}};
       const std::string what = conv_what(d.c) + " op" + str(d.output_padding);
       if (dt == DType::F32 || dt == DType::F64)
         expect_parity_layouts(OpKind::ConvTranspose2d, a, in, what);
@@ -219,7 +145,8 @@ TEST(CpuConvPool, ConvTranspose2d) {
   for (const Shape& x : {Shape{1, 16, 24, 24}, Shape{6, 8, 12, 12}}) {
     DeconvCase d{{x, {x[1], 12, 4, 4}, {2, 2}, {1, 1}, {}}, {}};
     expect_parity(OpKind::ConvTranspose2d, conv_attrs(d.c),
-                  {rnd(x, 10, DType::F32), rnd(d.c.w, 11, DType::F32), rnd({12}, 12, DType::F32)},
+                  {random_values(DType::F32, x, 10), random_values(DType::F32, d.c.w, 11),
+                   random_values(DType::F32, {12}, 12)},
                   "threaded " + conv_what(d.c));
   }
 }
@@ -247,8 +174,10 @@ TEST(CpuConvPool, Im2Col) {
     a.set("dilations", c.dilations);
     const std::string what = "x" + str(c.x) + " k" + str(c.kernel) + " s" + str(c.strides) + " p" +
                              str(c.pads) + " d" + str(c.dilations);
-    for (DType dt : kFloatDTypes) expect_parity_layouts(OpKind::Im2Col, a, {rnd(c.x, 1, dt)}, what);
-    for (DType dt : kIntDTypes) expect_parity_layouts(OpKind::Im2Col, a, {rnd(c.x, 2, dt)}, what);
+    for (DType dt : kFloatDTypes)
+      expect_parity_layouts(OpKind::Im2Col, a, {random_values(dt, c.x, 1)}, what);
+    for (DType dt : kIntDTypes)
+      expect_parity_layouts(OpKind::Im2Col, a, {random_values(dt, c.x, 2)}, what);
   }
 }
 
@@ -296,12 +225,12 @@ TEST(CpuConvPool, PoolMax) {
   for (const PoolCase& c : cases) {
     Attrs a = pool_attrs(PoolKind::Max, c, false, true);
     for (DType dt : kFloatDTypes)
-      expect_parity_layouts(OpKind::Pool, a, {rnd(c.x, 1, dt)}, pool_what(c));
+      expect_parity_layouts(OpKind::Pool, a, {random_values(dt, c.x, 1)}, pool_what(c));
     for (DType dt : kIntDTypes)
-      expect_parity_layouts(OpKind::Pool, a, {rnd(c.x, 2, dt)}, pool_what(c));
+      expect_parity_layouts(OpKind::Pool, a, {random_values(dt, c.x, 2)}, pool_what(c));
   }
   // NaN propagates.
-  HostTensor x = rnd({1, 2, 9, 20}, 3, DType::F64);
+  HostTensor x = random_values(DType::F64, {1, 2, 9, 20}, 3);
   x.set_f64(25, std::nan(""));
   x.set_f64(200, std::nan(""));
   for (DType dt : {DType::F32, DType::F64, DType::F16})
@@ -315,7 +244,8 @@ TEST(CpuConvPool, PoolAvg) {
     for (bool include_pad : {false, true}) {
       Attrs a = pool_attrs(PoolKind::Avg, c, include_pad, true);
       std::string what = pool_what(c) + (include_pad ? " include_pad" : "");
-      for (DType dt : kFloatDTypes) expect_parity_layouts(OpKind::Pool, a, {rnd(c.x, 4, dt)}, what);
+      for (DType dt : kFloatDTypes)
+        expect_parity_layouts(OpKind::Pool, a, {random_values(dt, c.x, 4)}, what);
     }
 }
 
@@ -326,7 +256,7 @@ TEST(CpuConvPool, PoolLp) {
       a.set("p", p);
       std::string what = pool_what(c) + " unpadded p=" + std::to_string(p);
       for (DType dt : kFloatDTypes)
-        expect_parity_layouts(OpKind::Pool, a, {rnd(c.x, 5, dt, 0.1, 2)}, what);
+        expect_parity_layouts(OpKind::Pool, a, {random_values(dt, c.x, 5, 0.1, 2)}, what);
     }
 }
 
@@ -345,14 +275,16 @@ TEST(CpuConvPool, PoolAdaptive) {
       Attrs a;
       a.set("kind", kind).set("output_size", c.size);
       std::string what = "x" + str(c.x) + " out" + str(c.size);
-      for (DType dt : kFloatDTypes) expect_parity_layouts(OpKind::Pool, a, {rnd(c.x, 6, dt)}, what);
+      for (DType dt : kFloatDTypes)
+        expect_parity_layouts(OpKind::Pool, a, {random_values(dt, c.x, 6)}, what);
       if (kind == PoolKind::AdaptiveMax)
-        for (DType dt : kIntDTypes) expect_parity_layouts(OpKind::Pool, a, {rnd(c.x, 7, dt)}, what);
+        for (DType dt : kIntDTypes)
+          expect_parity_layouts(OpKind::Pool, a, {random_values(dt, c.x, 7)}, what);
     }
 }
 
 TEST(CpuConvPool, PoolThreadedEmptyBroadcast) {
-  HostTensor big = rnd({4, 16, 56, 56}, 8, DType::F32);
+  HostTensor big = random_values(DType::F32, {4, 16, 56, 56}, 8);
   const PoolCase c3{big.shape, {3, 3}, {2, 2}, {1, 1}, {}};
   const PoolCase c1{big.shape, {3, 3}, {1, 1}, {1, 1}, {}};
   for (const PoolCase& c : {c3, c1}) {
@@ -365,9 +297,9 @@ TEST(CpuConvPool, PoolThreadedEmptyBroadcast) {
   // No images.
   for (PoolKind kind : {PoolKind::Max, PoolKind::Avg, PoolKind::Lp})
     expect_parity(OpKind::Pool, pool_attrs(kind, {{0, 3, 6, 6}, {2, 2}, {}, {}, {}}, false, true),
-                  {rnd({0, 3, 6, 6}, 9, DType::F32)}, "empty");
+                  {random_values(DType::F32, {0, 3, 6, 6}, 9)}, "empty");
   // A stride-0 input.
-  HostTensor row = rnd({1, 1, 1, 37}, 10, DType::F32);
+  HostTensor row = random_values(DType::F32, {1, 1, 1, 37}, 10);
   expect_parity(OpKind::Pool,
                 pool_attrs(PoolKind::Max, {{2, 3, 9, 37}, {3, 3}, {2, 1}, {1, 1}, {}}, false, true),
                 {broadcast_view(row, {2, 3, 9, 37})}, "broadcast");

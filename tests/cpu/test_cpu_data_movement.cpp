@@ -391,24 +391,8 @@ TEST(CpuDataMovement, OneHot) {
               "OneHot empty");
 }
 
-double tol_of(DType dt) {
-  switch (dt) {
-    case DType::F32:
-      return 1e-5;
-    case DType::F64:
-      return 1e-12;
-    case DType::F16:
-      return 1e-3;
-    case DType::BF16:
-      return 8e-3;
-    case DType::F8E4M3FN:
-      return 0.07;
-    case DType::F8E5M2:
-      return 0.13;
-    default:
-      return 0;
-  }
-}
+constexpr PerFloatDType<double> kTolerance = {
+    .f32 = 1e-5, .f64 = 1e-12, .f16 = 1e-3, .bf16 = 8e-3, .f8e4m3fn = 0.07, .f8e5m2 = 0.13};
 
 void check_close(OpKind kind, const Attrs& attrs, std::vector<HostTensor> inputs, double tol,
                  const std::string& what) {
@@ -424,7 +408,7 @@ void check_close(OpKind kind, const Attrs& attrs, std::vector<HostTensor> inputs
 
 TEST(CpuDataMovement, ScatterReductions) {
   for (DType dt : kNumberDTypes) {
-    double tol = tol_of(dt);
+    double tol = kTolerance.of(dt);
     auto data = [&](const Shape& s, uint64_t seed) {
       return cast_to(random_tensor(DType::F64, s, seed, -4, 4), dt);
     };
@@ -454,7 +438,7 @@ TEST(CpuDataMovement, ScatterReductions) {
   }
   // Big (threaded) cases in f32 and i32.
   for (DType dt : {DType::F32, DType::I32}) {
-    double tol = tol_of(dt);
+    double tol = kTolerance.of(dt);
     auto data = [&](const Shape& s, uint64_t seed) {
       return cast_to(random_tensor(DType::F64, s, seed, -4, 4), dt);
     };

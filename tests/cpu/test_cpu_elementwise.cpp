@@ -22,24 +22,12 @@ std::vector<DType> members(DTypeSet s) {
 }
 
 // Tolerance of one rounding of the dtype (f32 / f64: a few ulp of the vector math).
-std::pair<double, double> tolerance(DType t) {
-  switch (t) {
-    case DType::F32:
-      return {4e-6, 1e-6};
-    case DType::F64:
-      return {1e-13, 1e-14};
-    case DType::F16:
-      return {2e-3, 1e-4};
-    case DType::BF16:
-      return {1.6e-2, 1e-3};
-    case DType::F8E4M3FN:
-      return {0.13, 2e-2};
-    case DType::F8E5M2:
-      return {0.26, 2e-2};
-    default:
-      return {0, 0};
-  }
-}
+constexpr PerFloatDType<Tolerance> kTolerance = {.f32 = {4e-6, 1e-6},
+                                                 .f64 = {1e-13, 1e-14},
+                                                 .f16 = {2e-3, 1e-4},
+                                                 .bf16 = {1.6e-2, 1e-3},
+                                                 .f8e4m3fn = {0.13, 2e-2},
+                                                 .f8e5m2 = {0.26, 2e-2}};
 
 // Values of dtype t: floats in [lo, hi), integers drawn wide and wrapped into t's range.
 HostTensor data(DType t, const Shape& shape, uint64_t seed, double lo = -4, double hi = 4) {
@@ -55,7 +43,7 @@ void expect_parity(OpKind kind, const Attrs& attrs, const std::vector<HostTensor
   SCOPED_TRACE(what);
   HostTensor want = run_op1(kind, attrs, inputs, "reference");
   HostTensor got = run_op1(kind, attrs, inputs, "cpu");
-  auto [rtol, atol] = tolerance(t);
+  auto [rtol, atol] = kTolerance.of(t);
   expect_close(got, want, rtol, atol, what);
 }
 

@@ -8,33 +8,18 @@
 namespace tessel::testing {
 namespace {
 
-const DType kFloatTypes[] = {DType::F32,  DType::F64,      DType::F16,
-                             DType::BF16, DType::F8E4M3FN, DType::F8E5M2};
-const DType kIntTypes[] = {DType::U8, DType::I8, DType::I16, DType::I32, DType::I64};
-
-struct Tol {
-  double rtol, atol;
-};
 // One rounding of the dtype (the cpu sums narrow floats in f32, the reference in f64); the f32
-// sum itself differs from the f64 one by ~eps·sqrt(k)·|terms|, hence atol grows with k.
-Tol tol_for(DType dt, int64_t k) {
-  const double grow = std::sqrt(static_cast<double>(std::max<int64_t>(k, 1)));
-  switch (dt) {
-    case DType::F32:
-      return {1e-5, 2e-6 * grow};
-    case DType::F64:
-      return {1e-12, 1e-12 * grow};
-    case DType::F16:
-      return {2e-3, 1e-4 * grow};
-    case DType::BF16:
-      return {1.6e-2, 1e-4 * grow};
-    case DType::F8E4M3FN:
-      return {0.13, 1e-3 * grow};
-    case DType::F8E5M2:
-      return {0.26, 1e-3 * grow};
-    default:
-      return {0, 0};  // integers: exact
-  }
+// sum itself differs from the f64 one by ~eps·sqrt(k)·|terms|, hence atol grows with k. Integers:
+// exact.
+constexpr PerFloatDType<Tolerance> kTolerance = {.f32 = {1e-5, 2e-6},
+                                                 .f64 = {1e-12, 1e-12},
+                                                 .f16 = {2e-3, 1e-4},
+                                                 .bf16 = {1.6e-2, 1e-4},
+                                                 .f8e4m3fn = {0.13, 1e-3},
+                                                 .f8e5m2 = {0.26, 1e-3}};
+Tolerance tol_for(DType dt, int64_t k) {
+  const Tolerance t = kTolerance.of(dt);
+  return {t.rtol, t.atol * std::sqrt(static_cast<double>(std::max<int64_t>(k, 1)))};
 }
 
 HostTensor data(DType dt, const Shape& s, uint64_t seed) {
@@ -47,7 +32,7 @@ void check(OpKind kind, const Attrs& attrs, const std::vector<HostTensor>& in, i
            const std::string& what, double scale = 1, bool layouts = true) {
   SCOPED_TRACE(what);
   const HostTensor want = run_op(kind, attrs, in, "reference")[0];
-  const Tol t = tol_for(want.dtype, k);
+  const Tolerance t = tol_for(want.dtype, k);
   expect_close(run_op(kind, attrs, in, "cpu")[0], want, t.rtol * scale, t.atol * scale, what);
   if (!layouts) return;
   std::vector<HostTensor> nc;
@@ -58,10 +43,6 @@ void check(OpKind kind, const Attrs& attrs, const std::vector<HostTensor>& in, i
 
 std::string name(const char* what, DType dt, const Shape& a, const Shape& b) {
   return std::string(what) + " " + dtype_name(dt) + " " + shape_str(a) + "·" + shape_str(b);
-}
-
-Attrs mm(bool ta = false, bool tb = false) {
-  return Attrs().set("transpose_a", ta).set("transpose_b", tb);
 }
 
 const DType kAllTypes[] = {DType::F32,      DType::F64,    DType::F16, DType::BF16,
@@ -84,7 +65,7 @@ TEST(CpuLinearAlgebra, MatMulEveryDtypeAndBlockEdge) {
   for (DType dt : kAllTypes)
     for (const Mnk& s : kSmall) {
       HostTensor a = data(dt, {s.m, s.k}, ++seed), b = data(dt, {s.k, s.n}, ++seed);
-      check(OpKind::MatMul, mm(), {a, b}, s.k, name("MatMul", dt, a.shape, b.shape));
+      check(OpKind::MatMul, matmul_attrs(), {a, b}, s.k, name("MatMul", dt, a.shape, b.shape));
     }
 }
 
@@ -92,20 +73,22 @@ TEST(CpuLinearAlgebra, MatMulLargeThreaded) {
   uint64_t seed = 100;
   for (DType dt : {DType::F32, DType::F64, DType::BF16, DType::I32}) {
     HostTensor a = data(dt, {131, 300}, ++seed), b = data(dt, {300, 257}, ++seed);
-    check(OpKind::MatMul, mm(), {a, b}, 300, name("MatMul", dt, a.shape, b.shape), 1, false);
+    check(OpKind::MatMul, matmul_attrs(), {a, b}, 300, name("MatMul", dt, a.shape, b.shape), 1,
+          false);
     HostTensor bt = data(dt, {257, 300}, ++seed);
-    check(OpKind::MatMul, mm(false, true), {a, bt}, 300, name("MatMul tb", dt, a.shape, bt.shape),
-          1, false);
+    check(OpKind::MatMul, matmul_attrs(false, true), {a, bt}, 300,
+          name("MatMul tb", dt, a.shape, bt.shape), 1, false);
   }
   // Matrix-vector products (no packing) in both orientations and with transposes.
   for (DType dt : {DType::F32, DType::F64, DType::F16}) {
     HostTensor v = data(dt, {700}, ++seed), w = data(dt, {700, 1100}, ++seed),
                wt = data(dt, {1100, 700}, ++seed);
-    check(OpKind::MatMul, mm(), {v, w}, 700, name("MatMul vec", dt, v.shape, w.shape));
+    check(OpKind::MatMul, matmul_attrs(), {v, w}, 700, name("MatMul vec", dt, v.shape, w.shape));
     HostTensor row = data(dt, {1, 700}, ++seed);
-    check(OpKind::MatMul, mm(false, true), {row, wt}, 700,
+    check(OpKind::MatMul, matmul_attrs(false, true), {row, wt}, 700,
           name("MatMul vec tb", dt, row.shape, wt.shape));
-    check(OpKind::MatMul, mm(), {wt, v}, 700, name("MatMul mat·vec", dt, wt.shape, v.shape));
+    check(OpKind::MatMul, matmul_attrs(), {wt, v}, 700,
+          name("MatMul mat·vec", dt, wt.shape, v.shape));
   }
 }
 
@@ -116,43 +99,39 @@ TEST(CpuLinearAlgebra, MatMulTransposesOneDAndBatches) {
       for (bool tb : {false, true}) {
         HostTensor a = data(dt, ta ? Shape{19, 15} : Shape{15, 19}, ++seed);
         HostTensor b = data(dt, tb ? Shape{37, 19} : Shape{19, 37}, ++seed);
-        check(OpKind::MatMul, mm(ta, tb), {a, b}, 19, name("MatMul t", dt, a.shape, b.shape));
+        check(OpKind::MatMul, matmul_attrs(ta, tb), {a, b}, 19,
+              name("MatMul t", dt, a.shape, b.shape));
       }
     // 1-D operands.
     HostTensor v = data(dt, {23}, ++seed), m = data(dt, {23, 9}, ++seed),
                mt = data(dt, {9, 23}, ++seed), u = data(dt, {23}, ++seed);
-    check(OpKind::MatMul, mm(), {v, m}, 23, name("MatMul 1d", dt, v.shape, m.shape));
-    check(OpKind::MatMul, mm(), {mt, v}, 23, name("MatMul 1d", dt, mt.shape, v.shape));
-    check(OpKind::MatMul, mm(), {v, u}, 23, name("MatMul 1d", dt, v.shape, u.shape));
+    check(OpKind::MatMul, matmul_attrs(), {v, m}, 23, name("MatMul 1d", dt, v.shape, m.shape));
+    check(OpKind::MatMul, matmul_attrs(), {mt, v}, 23, name("MatMul 1d", dt, mt.shape, v.shape));
+    check(OpKind::MatMul, matmul_attrs(), {v, u}, 23, name("MatMul 1d", dt, v.shape, u.shape));
     HostTensor b3 = data(dt, {4, 23, 7}, ++seed);
-    check(OpKind::MatMul, mm(), {v, b3}, 23, name("MatMul 1d", dt, v.shape, b3.shape));
+    check(OpKind::MatMul, matmul_attrs(), {v, b3}, 23, name("MatMul 1d", dt, v.shape, b3.shape));
     // Batches: equal, broadcast on either side, a stride-0 view, the output's batch dims.
     HostTensor a4 = data(dt, {2, 3, 17, 33}, ++seed), b3b = data(dt, {3, 33, 15}, ++seed),
                b2 = data(dt, {33, 15}, ++seed), a2 = data(dt, {17, 33}, ++seed),
                b1 = data(dt, {2, 1, 33, 15}, ++seed);
-    check(OpKind::MatMul, mm(), {a4, b3b}, 33, name("MatMul batch", dt, a4.shape, b3b.shape));
-    check(OpKind::MatMul, mm(), {a4, b2}, 33, name("MatMul batch", dt, a4.shape, b2.shape));
-    check(OpKind::MatMul, mm(), {a2, b3b}, 33, name("MatMul batch", dt, a2.shape, b3b.shape));
-    check(OpKind::MatMul, mm(), {a4, b1}, 33, name("MatMul batch", dt, a4.shape, b1.shape));
-    check(OpKind::MatMul, mm(false, true),
+    check(OpKind::MatMul, matmul_attrs(), {a4, b3b}, 33,
+          name("MatMul batch", dt, a4.shape, b3b.shape));
+    check(OpKind::MatMul, matmul_attrs(), {a4, b2}, 33,
+          name("MatMul batch", dt, a4.shape, b2.shape));
+    check(OpKind::MatMul, matmul_attrs(), {a2, b3b}, 33,
+          name("MatMul batch", dt, a2.shape, b3b.shape));
+    check(OpKind::MatMul, matmul_attrs(), {a4, b1}, 33,
+          name("MatMul batch", dt, a4.shape, b1.shape));
+    check(OpKind::MatMul, matmul_attrs(false, true),
           {a4, broadcast_view(data(dt, {1, 15, 33}, ++seed), {3, 15, 33})}, 33,
           name("MatMul bview", dt, a4.shape, b3b.shape));
     HostTensor e = data(dt, {2, 0, 33}, ++seed);
-    check(OpKind::MatMul, mm(), {e, b2}, 33, name("MatMul empty", dt, e.shape, b2.shape));
+    check(OpKind::MatMul, matmul_attrs(), {e, b2}, 33, name("MatMul empty", dt, e.shape, b2.shape));
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 // DotGeneral
-
-Attrs dot(std::vector<int64_t> lb, std::vector<int64_t> rb, std::vector<int64_t> lc,
-          std::vector<int64_t> rc) {
-  return Attrs()
-      .set("lhs_batch", std::move(lb))
-      .set("rhs_batch", std::move(rb))
-      .set("lhs_contract", std::move(lc))
-      .set("rhs_contract", std::move(rc));
-}
 
 TEST(CpuLinearAlgebra, DotGeneral) {
   uint64_t seed = 300;
@@ -162,13 +141,16 @@ TEST(CpuLinearAlgebra, DotGeneral) {
     int64_t k;
   };
   const Case cases[] = {
-      {{7, 9}, {9, 11}, dot({}, {}, {1}, {0}), 9},
-      {{2, 5, 3, 4}, {2, 4, 3, 6}, dot({0}, {0}, {2, 3}, {2, 1}), 12},
-      {{2, 5, 3, 4}, {2, 3, 4, 6}, dot({0}, {0}, {2, 3}, {1, 2}), 12},
-      {{5, 3}, {4}, dot({}, {}, {}, {}), 1},                  // outer product
-      {{3, 17, 6}, {6, 3, 33}, dot({0}, {1}, {-1}, {0}), 6},  // batch not leading on rhs
-      {{4, 0, 3}, {4, 3, 2}, dot({0}, {0}, {2}, {1}), 3},
-      {{4, 5, 0}, {4, 0, 2}, dot({0}, {0}, {2}, {1}), 0},
+      {{7, 9}, {9, 11}, dot_general_attrs({}, {}, {1}, {0}), 9},
+      {{2, 5, 3, 4}, {2, 4, 3, 6}, dot_general_attrs({0}, {0}, {2, 3}, {2, 1}), 12},
+      {{2, 5, 3, 4}, {2, 3, 4, 6}, dot_general_attrs({0}, {0}, {2, 3}, {1, 2}), 12},
+      {{5, 3}, {4}, dot_general_attrs({}, {}, {}, {}), 1},  // outer product
+      {{3, 17, 6},
+       {6, 3, 33},
+       dot_general_attrs({0}, {1}, {-1}, {0}),
+       6},  // batch not leading on rhs
+      {{4, 0, 3}, {4, 3, 2}, dot_general_attrs({0}, {0}, {2}, {1}), 3},
+      {{4, 5, 0}, {4, 0, 2}, dot_general_attrs({0}, {0}, {2}, {1}), 0},
   };
   for (DType dt : kAllTypes)
     for (const Case& c : cases) {
@@ -253,7 +235,7 @@ TEST(CpuLinearAlgebra, Einsum) {
 TEST(CpuLinearAlgebra, FusedMatMulBiasActEveryActivation) {
   uint64_t seed = 600;
   const int kinds = op_info(OpKind::Activation).num_variants();
-  for (DType dt : kFloatTypes)
+  for (DType dt : kFloatDTypes)
     for (int v = 0; v < kinds; ++v) {
       const auto act = static_cast<ActivationKind>(v);
       if (act == ActivationKind::Not) continue;
@@ -301,9 +283,12 @@ TEST(CpuLinearAlgebra, FusedSwiGLU) {
     Shape x;
     int64_t f, n;
   };
+  // {1, 1, 1} / {1, 17}: 1×1 and 1×n products whose low-precision weights are staged (once
+  // read as f32: the GEMM took the m == 1 matrix-vector path for an n == 1 product).
   const Case cases[] = {{{5}, 7, 3},          {{3, 17}, 33, 15}, {{2, 5, 64}, 40, 64},
-                        {{130, 96}, 200, 90}, {{0, 8}, 4, 6},    {{4, 0}, 5, 3}};
-  for (DType dt : kFloatTypes)
+                        {{130, 96}, 200, 90}, {{0, 8}, 4, 6},    {{4, 0}, 5, 3},
+                        {{1, 1, 1}, 1, 1},    {{1, 17}, 17, 1}};
+  for (DType dt : kFloatDTypes)
     for (const Case& c : cases) {
       const int64_t k = c.x.back();
       std::vector<HostTensor> in = {data(dt, c.x, ++seed), data(dt, {k, c.f}, ++seed),

@@ -9,37 +9,19 @@
 namespace tessel::testing {
 namespace {
 
-const DType kFloatTypes[] = {DType::F32,  DType::F64,      DType::F16,
-                             DType::BF16, DType::F8E4M3FN, DType::F8E5M2};
-
-struct Tol {
-  double rtol, atol;
-};
-Tol tol_for(DType dt) {
-  switch (dt) {
-    case DType::F32:
-      return {1e-5, 1e-5};
-    case DType::F64:
-      return {1e-10, 1e-10};
-    case DType::F16:
-      return {2e-3, 2e-3};
-    case DType::BF16:
-      return {1.6e-2, 1e-2};
-    case DType::F8E4M3FN:
-      return {0.13, 0.05};
-    case DType::F8E5M2:
-      return {0.26, 0.05};
-    default:
-      return {0, 0};
-  }
-}
+constexpr PerFloatDType<Tolerance> kTolerance = {.f32 = {1e-5, 1e-5},
+                                                 .f64 = {1e-10, 1e-10},
+                                                 .f16 = {2e-3, 2e-3},
+                                                 .bf16 = {1.6e-2, 1e-2},
+                                                 .f8e4m3fn = {0.13, 0.05},
+                                                 .f8e5m2 = {0.26, 0.05}};
 
 void check(OpKind kind, const Attrs& attrs, const std::vector<HostTensor>& in,
            const std::string& what, double scale = 2) {
   HostTensor want = run_op1(kind, attrs, in, "reference");
   HostTensor got = run_op1(kind, attrs, in, "cpu");
   ASSERT_EQ(got.dtype, want.dtype) << what;
-  Tol t = tol_for(want.dtype);
+  Tolerance t = kTolerance.of(want.dtype);
   expect_close(got, want, t.rtol * scale, t.atol * scale, what);
 }
 
@@ -51,7 +33,7 @@ TEST(CpuLosses, LossEveryKindReductionAndDtype) {
     auto kind = static_cast<LossKind>(k);
     bool probs = kind == LossKind::BinaryCrossEntropy;
     for (int r = 0; r < 3; ++r)
-      for (DType dt : kFloatTypes)
+      for (DType dt : kFloatDTypes)
         for (const Shape& s : kShapes)
           for (bool log_target : {false, true}) {
             if (log_target && kind != LossKind::KlDiv) continue;
@@ -102,7 +84,7 @@ TEST(CpuLosses, SoftmaxCrossEntropy) {
   std::vector<Shape> shapes = {{1},       {17},       {3, 5}, {4, 33},
                                {2, 7, 3}, {64, 1000}, {0, 4}, {2, 65, 5}};
   for (int r = 0; r < 3; ++r)
-    for (DType dt : kFloatTypes)
+    for (DType dt : kFloatDTypes)
       for (const Shape& s : shapes)
         for (int64_t axis : {-1, 0, 1}) {
           if (s.size() < 2 && axis == 1) continue;
@@ -125,7 +107,7 @@ TEST(CpuLosses, SoftmaxCrossEntropy) {
 TEST(CpuLosses, SoftmaxCrossEntropyWithLogits) {
   std::vector<Shape> shapes = {{5}, {1, 3}, {4, 17}, {3, 7, 5}, {2, 33, 2, 3}, {64, 1000}, {0, 4}};
   for (int r = 0; r < 3; ++r)
-    for (DType dt : kFloatTypes)
+    for (DType dt : kFloatDTypes)
       for (const Shape& s : shapes)
         for (double eps : {0.0, 0.1})
           for (DType lt : {DType::I64, DType::I32, DType::U8}) {

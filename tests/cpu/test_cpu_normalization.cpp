@@ -8,80 +8,6 @@
 namespace tessel::testing {
 namespace {
 
-const DType kDTypes[] = {DType::F32,  DType::F64,      DType::F16,
-                         DType::BF16, DType::F8E4M3FN, DType::F8E5M2};
-
-// Within about one rounding of the dtype at the outputs' magnitude (a few units).
-std::pair<double, double> tolerance(DType dt) {
-  switch (dt) {
-    case DType::F32:
-      return {2e-5, 2e-5};
-    case DType::F64:
-      return {1e-10, 1e-10};
-    case DType::F16:
-      return {2e-3, 4e-3};
-    case DType::BF16:
-      return {1.6e-2, 3e-2};
-    case DType::F8E4M3FN:
-      return {0.13, 0.05};
-    case DType::F8E5M2:
-      return {0.26, 0.1};
-    default:
-      return {0, 0};
-  }
-}
-
-std::vector<HostTensor> run_checked(OpKind kind, const Attrs& attrs,
-                                    const std::vector<HostTensor>& inputs,
-                                    const std::string& backend_name) {
-  Graph g;
-  std::vector<Value> ins;
-  std::vector<HostTensor> args;
-  for (const HostTensor& t : inputs) {
-    if (!t.storage) {
-      ins.push_back(Value{});
-      continue;
-    }
-    ins.push_back(g.input(t.dtype, t.shape));
-    args.push_back(t);
-  }
-  g.outputs = g.add(kind, attrs, ins);
-  return compile_for(g, backend(backend_name), {.checked = true})->run(args);
-}
-
-// Every output of cpu against the reference.
-void expect_parity(OpKind kind, const Attrs& attrs, const std::vector<HostTensor>& inputs,
-                   const std::string& what) {
-  const DType dt = inputs[0].dtype;
-  auto [rtol, atol] = tolerance(dt);
-  std::vector<HostTensor> ref = run_op(kind, attrs, inputs, "reference");
-  std::vector<HostTensor> cpu = run_checked(kind, attrs, inputs, "cpu");
-  ASSERT_EQ(ref.size(), cpu.size()) << what;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    EXPECT_EQ(cpu[i].dtype, dt) << what;
-    expect_close(cpu[i], ref[i], rtol, atol,
-                 std::string(op_name(kind)) + " " + what + " " + dtype_name(dt) + " output " +
-                     std::to_string(i));
-  }
-}
-
-HostTensor rnd(const Shape& s, uint64_t seed, DType dt, double lo = -1, double hi = 1) {
-  return cast_to(random_tensor(DType::F64, s, seed, lo, hi), dt);
-}
-
-std::vector<HostTensor> non_contiguous_all(const std::vector<HostTensor>& v) {
-  std::vector<HostTensor> r;
-  for (const HostTensor& t : v) r.push_back(non_contiguous(t));
-  return r;
-}
-
-// Runs `inputs` as given and with every input non-contiguous.
-void expect_parity_layouts(OpKind kind, const Attrs& attrs, const std::vector<HostTensor>& inputs,
-                           const std::string& what) {
-  expect_parity(kind, attrs, inputs, what);
-  expect_parity(kind, attrs, non_contiguous_all(inputs), what + " non-contiguous");
-}
-
 Attrs axis_attrs(int64_t axis) {
   Attrs a;
   a.set("axis", axis);
@@ -93,14 +19,14 @@ const std::vector<Shape> kRowShapes = {{1},       {7},       {3, 15},     {2, 17
                                        {2, 2049}, {64, 512}, {3, 5, 16}};
 
 void trailing_norm_cases(OpKind kind, bool has_beta) {
-  for (DType dt : kDTypes)
+  for (DType dt : kFloatDTypes)
     for (const Shape& s : kRowShapes)
       for (int64_t axis : {int64_t{-1}, int64_t{0}}) {
         if (axis == 0 && s.size() < 2) continue;
         const Shape tail(s.begin() + (axis < 0 ? s.size() - 1 : 0), s.end());
         const std::string what = "x" + shape_str(s) + " axis " + std::to_string(axis);
-        HostTensor x = rnd(s, 1, dt, -2, 3);
-        HostTensor g = rnd(tail, 2, dt, 0.5, 1.5), b = rnd(tail, 3, dt);
+        HostTensor x = random_values(dt, s, 1, -2, 3);
+        HostTensor g = random_values(dt, tail, 2, 0.5, 1.5), b = random_values(dt, tail, 3);
         std::vector<HostTensor> none = {x}, gamma = {x, g};
         expect_parity_layouts(kind, axis_attrs(axis), none, what);
         expect_parity_layouts(kind, axis_attrs(axis), gamma, what + " gamma");
@@ -117,14 +43,15 @@ TEST(CpuNormalization, RmsNorm) { trailing_norm_cases(OpKind::RmsNorm, false); }
 TEST(CpuNormalization, TrailingNormBroadcastAndLargeMean) {
   for (DType dt : {DType::F32, DType::F64, DType::F16}) {
     // x broadcast along rows; gamma / beta broadcast inside the normalized tail.
-    HostTensor row = rnd({1, 37}, 4, dt);
+    HostTensor row = random_values(dt, {1, 37}, 4);
     HostTensor xb = broadcast_view(row, {9, 37});
-    HostTensor g = broadcast_view(rnd({1}, 5, dt, 0.5, 1.5), {37});
-    expect_parity(OpKind::LayerNorm, axis_attrs(-1), {xb, g, rnd({37}, 6, dt)}, "broadcast x");
+    HostTensor g = broadcast_view(random_values(dt, {1}, 5, 0.5, 1.5), {37});
+    expect_parity(OpKind::LayerNorm, axis_attrs(-1), {xb, g, random_values(dt, {37}, 6)},
+                  "broadcast x");
     expect_parity(OpKind::RmsNorm, axis_attrs(-1), {xb, g}, "broadcast x");
-    HostTensor x3 = rnd({2, 3, 40}, 7, dt);
+    HostTensor x3 = random_values(dt, {2, 3, 40}, 7);
     expect_parity(OpKind::LayerNorm, axis_attrs(1),
-                  {x3, broadcast_view(rnd({40}, 8, dt), {3, 40}), HostTensor{}},
+                  {x3, broadcast_view(random_values(dt, {40}, 8), {3, 40}), HostTensor{}},
                   "axis 1, gamma broadcast");
   }
   // A mean far from zero: the f32 statistics must not lose the small deviations.
@@ -135,8 +62,9 @@ TEST(CpuNormalization, TrailingNormBroadcastAndLargeMean) {
 TEST(CpuNormalization, TrailingNormEmpty) {
   for (DType dt : {DType::F32, DType::F16})
     for (const Shape& s : {Shape{0, 16}, Shape{4, 0}, Shape{0}}) {
-      expect_parity(OpKind::LayerNorm, axis_attrs(-1), {rnd(s, 1, dt)}, "x" + shape_str(s));
-      expect_parity(OpKind::RmsNorm, axis_attrs(-1), {rnd(s, 1, dt)}, "x" + shape_str(s));
+      expect_parity(OpKind::LayerNorm, axis_attrs(-1), {random_values(dt, s, 1)},
+                    "x" + shape_str(s));
+      expect_parity(OpKind::RmsNorm, axis_attrs(-1), {random_values(dt, s, 1)}, "x" + shape_str(s));
     }
 }
 
@@ -148,12 +76,12 @@ TEST(CpuNormalization, GroupNorm) {
   const std::vector<C> cases = {{{2, 6, 5, 7}, 3}, {{1, 4, 33}, 2},   {{3, 8}, 4},
                                 {{2, 6, 17}, 6},   {{1, 5, 3, 3}, 1}, {{2, 32, 16, 16}, 8},
                                 {{0, 4, 3}, 2},    {{2, 4, 0}, 2},    {{1, 9, 129}, 3}};
-  for (DType dt : kDTypes)
+  for (DType dt : kFloatDTypes)
     for (const C& c : cases) {
       Attrs a;
       a.set("groups", c.groups);
-      HostTensor x = rnd(c.s, 11, dt, -1, 2);
-      HostTensor g = rnd({c.s[1]}, 12, dt, 0.5, 1.5), b = rnd({c.s[1]}, 13, dt);
+      HostTensor x = random_values(dt, c.s, 11, -1, 2);
+      HostTensor g = random_values(dt, {c.s[1]}, 12, 0.5, 1.5), b = random_values(dt, {c.s[1]}, 13);
       const std::string what = "x" + shape_str(c.s) + " groups " + std::to_string(c.groups);
       expect_parity_layouts(OpKind::GroupNorm, a, {x, g, b}, what);
       expect_parity(OpKind::GroupNorm, a, {x}, what + " no affine");
@@ -165,10 +93,10 @@ TEST(CpuNormalization, LayerNorm2d) {
   const std::vector<Shape> shapes = {{2, 3, 5, 7}, {1, 17, 4, 9},  {2, 64, 16, 16},
                                      {1, 5, 1, 1}, {1, 3, 1, 33},  {0, 3, 2, 2},
                                      {2, 3, 0, 4}, {1, 200, 3, 11}};
-  for (DType dt : kDTypes)
+  for (DType dt : kFloatDTypes)
     for (const Shape& s : shapes) {
-      HostTensor x = rnd(s, 21, dt, -1, 2);
-      HostTensor g = rnd({s[1]}, 22, dt, 0.5, 1.5), b = rnd({s[1]}, 23, dt);
+      HostTensor x = random_values(dt, s, 21, -1, 2);
+      HostTensor g = random_values(dt, {s[1]}, 22, 0.5, 1.5), b = random_values(dt, {s[1]}, 23);
       const std::string what = "x" + shape_str(s);
       expect_parity_layouts(OpKind::LayerNorm2d, Attrs{}, {x, g, b}, what);
       expect_parity(OpKind::LayerNorm2d, Attrs{}, {x}, what + " no affine");
@@ -179,17 +107,17 @@ TEST(CpuNormalization, LayerNorm2d) {
 TEST(CpuNormalization, BatchNormInference) {
   const std::vector<Shape> shapes = {{2, 3, 5, 7}, {4, 17},   {2, 8, 4}, {2, 16, 32, 32},
                                      {1, 5, 65},   {0, 3, 4}, {3, 2, 0}, {300, 33}};
-  for (DType dt : kDTypes)
+  for (DType dt : kFloatDTypes)
     for (const Shape& s : shapes) {
       const Shape c = {s[1]};
-      HostTensor x = rnd(s, 31, dt, -1, 2);
-      HostTensor mean = rnd(c, 32, dt), var = rnd(c, 33, dt, 0.1, 2);
-      HostTensor g = rnd(c, 34, dt, 0.5, 1.5), b = rnd(c, 35, dt);
+      HostTensor x = random_values(dt, s, 31, -1, 2);
+      HostTensor mean = random_values(dt, c, 32), var = random_values(dt, c, 33, 0.1, 2);
+      HostTensor g = random_values(dt, c, 34, 0.5, 1.5), b = random_values(dt, c, 35);
       const std::string what = "x" + shape_str(s);
       expect_parity_layouts(OpKind::BatchNormInference, Attrs{}, {x, mean, var, g, b}, what);
       expect_parity(OpKind::BatchNormInference, Attrs{}, {x, mean, var}, what + " no affine");
       expect_parity(OpKind::BatchNormInference, Attrs{},
-                    {x, broadcast_view(rnd({1}, 36, dt), c), var, HostTensor{}, b},
+                    {x, broadcast_view(random_values(dt, {1}, 36), c), var, HostTensor{}, b},
                     what + " broadcast mean, beta only");
     }
 }
@@ -209,11 +137,11 @@ TEST(CpuNormalization, FusedResidualNorms) {
                                 {{64, 512}, {1, 512}},
                                 {{0, 16}, {0, 16}},
                                 {{3, 1}, {1, 129}}};
-  for (DType dt : kDTypes)
+  for (DType dt : kFloatDTypes)
     for (const C& c : cases) {
-      HostTensor x = rnd(c.x, 41, dt, -1, 2), r = rnd(c.r, 42, dt);
+      HostTensor x = random_values(dt, c.x, 41, -1, 2), r = random_values(dt, c.r, 42);
       const int64_t d = std::max(c.x.back(), c.r.back());
-      HostTensor g = rnd({d}, 43, dt, 0.5, 1.5), b = rnd({d}, 44, dt);
+      HostTensor g = random_values(dt, {d}, 43, 0.5, 1.5), b = random_values(dt, {d}, 44);
       const std::string what = "x" + shape_str(c.x) + " residual" + shape_str(c.r);
       expect_parity_layouts(OpKind::FusedResidualLN, Attrs{}, {x, r, g, b}, what);
       expect_parity(OpKind::FusedResidualLN, Attrs{}, {x, r}, what + " no affine");
@@ -230,11 +158,11 @@ std::vector<Shape> modulation_shapes(const Shape& x) {
 TEST(CpuNormalization, AdaLayerNorm) {
   const std::vector<Shape> shapes = {{1, 1, 8},   {2, 3, 17},   {2, 5, 33}, {3, 7, 64},
                                      {1, 4, 129}, {2, 64, 512}, {0, 3, 8},  {2, 0, 16}};
-  for (DType dt : kDTypes)
+  for (DType dt : kFloatDTypes)
     for (const Shape& s : shapes)
       for (const Shape& m : modulation_shapes(s)) {
-        HostTensor x = rnd(s, 51, dt, -1, 2);
-        HostTensor scale = rnd(m, 52, dt, -0.5, 0.5), shift = rnd(m, 53, dt);
+        HostTensor x = random_values(dt, s, 51, -1, 2);
+        HostTensor scale = random_values(dt, m, 52, -0.5, 0.5), shift = random_values(dt, m, 53);
         const std::string what = "x" + shape_str(s) + " scale" + shape_str(m);
         expect_parity_layouts(OpKind::AdaLayerNorm, Attrs{}, {x, scale, shift}, what);
       }
@@ -243,17 +171,20 @@ TEST(CpuNormalization, AdaLayerNorm) {
 TEST(CpuNormalization, GatedResidual) {
   const std::vector<Shape> shapes = {{1, 1, 8},   {2, 3, 17},   {2, 5, 33}, {3, 7, 64},
                                      {1, 4, 129}, {2, 64, 512}, {0, 3, 8}};
-  for (DType dt : kDTypes)
+  for (DType dt : kFloatDTypes)
     for (const Shape& s : shapes)
       for (const Shape& m : modulation_shapes(s)) {
-        HostTensor x = rnd(s, 61, dt), y = rnd(s, 62, dt), gate = rnd(m, 63, dt);
+        HostTensor x = random_values(dt, s, 61), y = random_values(dt, s, 62),
+                   gate = random_values(dt, m, 63);
         const std::string what = "x" + shape_str(s) + " gate" + shape_str(m);
         expect_parity_layouts(OpKind::GatedResidual, Attrs{}, {x, y, gate}, what);
       }
   // Rank other than 3: the gate broadcasts as it is.
   for (DType dt : {DType::F32, DType::F16})
-    expect_parity(OpKind::GatedResidual, Attrs{},
-                  {rnd({5, 9}, 64, dt), rnd({5, 9}, 65, dt), rnd({9}, 66, dt)}, "x[5,9]");
+    expect_parity(
+        OpKind::GatedResidual, Attrs{},
+        {random_values(dt, {5, 9}, 64), random_values(dt, {5, 9}, 65), random_values(dt, {9}, 66)},
+        "x[5,9]");
 }
 
 }  // namespace

@@ -6,8 +6,6 @@
 namespace tessel::testing {
 namespace {
 
-constexpr DType kFloatDTypes[] = {DType::F16, DType::BF16,     DType::F32,
-                                  DType::F64, DType::F8E4M3FN, DType::F8E5M2};
 const std::vector<Shape> kShapes = {{},    {1},   {15},      {17},    {33, 3}, {63},  {65},
                                     {127}, {129}, {3, 1000}, {70001}, {0},     {4, 0}};
 

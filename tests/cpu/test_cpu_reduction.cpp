@@ -9,32 +9,13 @@
 namespace tessel::testing {
 namespace {
 
-const DType kFloatTypes[] = {DType::F32,  DType::F64,      DType::F16,
-                             DType::BF16, DType::F8E4M3FN, DType::F8E5M2};
-const DType kIntTypes[] = {DType::U8, DType::I8, DType::I16, DType::I32, DType::I64};
-
-struct Tol {
-  double rtol, atol;
-};
 // One rounding of the dtype (the cpu computes narrow floats in f32, the reference in f64).
-Tol tol_for(DType dt) {
-  switch (dt) {
-    case DType::F32:
-      return {2e-5, 1e-5};
-    case DType::F64:
-      return {1e-10, 1e-10};
-    case DType::F16:
-      return {2e-3, 1e-3};
-    case DType::BF16:
-      return {1.6e-2, 1e-2};
-    case DType::F8E4M3FN:
-      return {0.13, 0.02};
-    case DType::F8E5M2:
-      return {0.26, 0.02};
-    default:
-      return {0, 0};
-  }
-}
+constexpr PerFloatDType<Tolerance> kTolerance = {.f32 = {2e-5, 1e-5},
+                                                 .f64 = {1e-10, 1e-10},
+                                                 .f16 = {2e-3, 1e-3},
+                                                 .bf16 = {1.6e-2, 1e-2},
+                                                 .f8e4m3fn = {0.13, 0.02},
+                                                 .f8e5m2 = {0.26, 0.02}};
 
 std::string case_name(OpKind kind, const Shape& s, DType dt, const std::string& extra) {
   return std::string(op_info(kind).name) + " " + shape_str(s) + " " + dtype_name(dt) + " " + extra;
@@ -48,7 +29,7 @@ void check(OpKind kind, const Attrs& attrs, const std::vector<HostTensor>& in,
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); ++i) {
     ASSERT_EQ(got[i].dtype, want[i].dtype) << what;
-    Tol t = tol_for(want[i].dtype);
+    Tolerance t = kTolerance.of(want[i].dtype);
     expect_close(got[i], want[i], t.rtol * scale, t.atol * scale,
                  what + " out " + std::to_string(i));
   }
@@ -85,8 +66,8 @@ bool reduce_accepts(ReduceOp op, DType dt) {
 }
 
 std::vector<DType> all_types() {
-  std::vector<DType> r(std::begin(kFloatTypes), std::end(kFloatTypes));
-  r.insert(r.end(), std::begin(kIntTypes), std::end(kIntTypes));
+  std::vector<DType> r(std::begin(kFloatDTypes), std::end(kFloatDTypes));
+  r.insert(r.end(), std::begin(kIntDTypes), std::end(kIntDTypes));
   r.push_back(DType::Bool);
   return r;
 }
@@ -160,7 +141,7 @@ TEST(CpuReduction, ReduceLongRowsBroadcastAndSpecialValues) {
 }
 
 TEST(CpuReduction, SoftmaxAndLogSoftmax) {
-  for (DType dt : kFloatTypes)
+  for (DType dt : kFloatDTypes)
     for (const Shape& s : kShapes)
       for (int64_t axis : {-1, 0, 1}) {
         if (s.size() < 2 && axis == 1) continue;
@@ -185,8 +166,8 @@ TEST(CpuReduction, SoftmaxAndLogSoftmax) {
 }
 
 TEST(CpuReduction, Scans) {
-  std::vector<DType> types(std::begin(kFloatTypes), std::end(kFloatTypes));
-  types.insert(types.end(), std::begin(kIntTypes), std::end(kIntTypes));
+  std::vector<DType> types(std::begin(kFloatDTypes), std::end(kFloatDTypes));
+  types.insert(types.end(), std::begin(kIntDTypes), std::end(kIntDTypes));
   for (OpKind kind : {OpKind::Cumsum, OpKind::CumProd, OpKind::CumMax})
     for (DType dt : types)
       for (const Shape& s : kShapes)
@@ -276,7 +257,7 @@ TEST(CpuReduction, TopKSortArgSort) {
 }
 
 TEST(CpuReduction, Sample) {
-  for (DType dt : kFloatTypes)
+  for (DType dt : kFloatDTypes)
     for (const Shape& s : std::vector<Shape>{{1}, {17}, {4, 33}, {2, 3, 65}, {0, 5}, {8, 1000}})
       for (double temp : {0.0, 0.7, 1.0})
         for (int64_t top_k : {0, 1, 5})

@@ -30,17 +30,6 @@ void run_goldens(OpKind kind) {
   EXPECT_GT(count, 0) << "no golden cases for " << op_name(kind);
 }
 
-Attrs mm(bool ta = false, bool tb = false) {
-  return Attrs().set("transpose_a", ta).set("transpose_b", tb);
-}
-Attrs dot(std::vector<int64_t> lb, std::vector<int64_t> rb, std::vector<int64_t> lc,
-          std::vector<int64_t> rc) {
-  return Attrs()
-      .set("lhs_batch", std::move(lb))
-      .set("rhs_batch", std::move(rb))
-      .set("lhs_contract", std::move(lc))
-      .set("rhs_contract", std::move(rc));
-}
 Attrs eq(const char* equation) { return Attrs().set("equation", equation); }
 
 // ---------------------------------------------------------------------------------------------
@@ -61,8 +50,8 @@ TEST(LinearAlgebraClaims, EveryClaimedDtypeRoundsTheExactResultOnce) {
     std::vector<Shape> shapes;
   };
   const std::vector<Case> cases = {
-      {OpKind::MatMul, mm(false, true), {{2, 3, 4}, {5, 4}}},
-      {OpKind::DotGeneral, dot({0}, {0}, {2}, {1}), {{2, 3, 4}, {2, 4, 5}}},
+      {OpKind::MatMul, matmul_attrs(false, true), {{2, 3, 4}, {5, 4}}},
+      {OpKind::DotGeneral, dot_general_attrs({0}, {0}, {2}, {1}), {{2, 3, 4}, {2, 4, 5}}},
       {OpKind::GroupedMatMul, Attrs(), {{4, 3}, {2, 3, 5}}},
       {OpKind::Einsum, eq("bij,bjk->bik"), {{2, 3, 4}, {2, 4, 5}}},
   };
@@ -110,12 +99,12 @@ TEST(LinearAlgebraClaims, EveryClaimedDtypeRoundsTheExactResultOnce) {
 
 TEST(LinearAlgebraMatMul, HandComputedFloat) {
   // [[1,2,3],[4,5,6]] · [[1,0],[0,1],[1,1]] = [[4,5],[10,11]]
-  auto y = run_op1(OpKind::MatMul, mm(),
+  auto y = run_op1(OpKind::MatMul, matmul_attrs(),
                    {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({3, 2}, {1, 0, 0, 1, 1, 1})});
   EXPECT_EQ(y.shape, (Shape{2, 2}));
   expect_close(y, {4, 5, 10, 11}, 0, 0);
   // 1-D · 1-D is a scalar.
-  auto s = run_op1(OpKind::MatMul, mm(), {f64({3}, {1, 2, 3}), f64({3}, {4, 5, 6})});
+  auto s = run_op1(OpKind::MatMul, matmul_attrs(), {f64({3}, {1, 2, 3}), f64({3}, {4, 5, 6})});
   EXPECT_EQ(s.shape, Shape{});
   expect_close(s, {32}, 0, 0);
 }
@@ -125,31 +114,33 @@ TEST(LinearAlgebraMatMul, IntegersAreExactAndWrap) {
   auto a =
       HostTensor::from_vector(DType::I32, {2, 2, 2}, std::vector<int>{1, 2, 3, 4, -1, 0, 2, -3});
   auto b = HostTensor::from_vector(DType::I32, {2, 2}, std::vector<int>{5, 6, 7, 8});
-  auto y = run_op1(OpKind::MatMul, mm(), {a, b});
+  auto y = run_op1(OpKind::MatMul, matmul_attrs(), {a, b});
   EXPECT_EQ(y.dtype, DType::I32);
   std::vector<int64_t> want = {19, 22, 43, 50, -5, -6, -11, -12};
   for (int i = 0; i < 8; ++i) EXPECT_EQ(y.get_i64(i), want[i]) << i;
   // The same through a non-contiguous view and transpose_b: b stored as bᵀ.
   auto bt = HostTensor::from_vector(DType::I32, {2, 2}, std::vector<int>{5, 7, 6, 8});
-  auto y2 = run_op1(OpKind::MatMul, mm(false, true), {non_contiguous(a), non_contiguous(bt)});
+  auto y2 =
+      run_op1(OpKind::MatMul, matmul_attrs(false, true), {non_contiguous(a), non_contiguous(bt)});
   for (int i = 0; i < 8; ++i) EXPECT_EQ(y2.get_i64(i), want[i]) << i;
 
   // i64 beyond f64's exact range: (2^53 + 1)·1 + 1·1 = 2^53 + 2, and 2^53+1 itself.
   const int64_t big = (int64_t{1} << 53) + 1;
-  auto yl = run_op1(OpKind::MatMul, mm(), {i64({1, 2}, {big, 1}), i64({2, 2}, {1, 0, 1, 1})});
+  auto yl =
+      run_op1(OpKind::MatMul, matmul_attrs(), {i64({1, 2}, {big, 1}), i64({2, 2}, {1, 0, 1, 1})});
   EXPECT_EQ(yl.get_i64(0), big + 1);
   EXPECT_EQ(yl.get_i64(1), 1);
   // i8 wraps to the output width: 100·2 + 100·1 = 300 -> 44; -128·1 + -1·1 = -129 -> 127.
   auto a8 = HostTensor::from_vector(DType::I8, {2, 2}, std::vector<int>{100, 100, -128, -1});
   auto b8 = HostTensor::from_vector(DType::I8, {2}, std::vector<int>{2, 1});
-  auto y8 = run_op1(OpKind::MatMul, mm(),
+  auto y8 = run_op1(OpKind::MatMul, matmul_attrs(),
                     {a8, HostTensor::from_vector(DType::I8, {2}, std::vector<int>{1, 1})});
   EXPECT_EQ(y8.get_i64(0), 200 - 256);
   EXPECT_EQ(y8.get_i64(1), 127);
-  auto y8b = run_op1(OpKind::MatMul, mm(), {a8, b8});
+  auto y8b = run_op1(OpKind::MatMul, matmul_attrs(), {a8, b8});
   EXPECT_EQ(y8b.get_i64(0), 300 - 256);
   // u8: 200·2 = 400 -> 144.
-  auto u = run_op1(OpKind::MatMul, mm(),
+  auto u = run_op1(OpKind::MatMul, matmul_attrs(),
                    {HostTensor::from_vector(DType::U8, {1}, std::vector<int>{200}),
                     HostTensor::from_vector(DType::U8, {1, 1}, std::vector<int>{2})});
   EXPECT_EQ(u.shape, Shape{1});
@@ -168,7 +159,7 @@ TEST(LinearAlgebraMatMul, NarrowFloatsRoundOnceFromF64) {
       a.set_f64(i, av[i]);
       b.set_f64(i, bv[i]);
     }
-    HostTensor y = run_op1(OpKind::MatMul, mm(), {a, b});
+    HostTensor y = run_op1(OpKind::MatMul, matmul_attrs(), {a, b});
     HostTensor want = HostTensor::empty(dt, {1, 1});
     want.set_f64(0, a.get_f64(0) + a.get_f64(1) + a.get_f64(2));
     EXPECT_EQ(y.dtype, dt);
@@ -180,23 +171,23 @@ TEST(LinearAlgebraMatMul, NarrowFloatsRoundOnceFromF64) {
     a.set_f64(i, av[i]);
     b.set_f64(i, 1);
   }
-  EXPECT_EQ(run_op1(OpKind::MatMul, mm(), {a, b}).get_f64(0), 1 + 2 * e);
+  EXPECT_EQ(run_op1(OpKind::MatMul, matmul_attrs(), {a, b}).get_f64(0), 1 + 2 * e);
 }
 
 TEST(LinearAlgebraMatMul, EmptyContractionGivesZeros) {
-  auto y = run_op1(OpKind::MatMul, mm(), {f32({2, 0}, {}), f32({0, 3}, {})});
+  auto y = run_op1(OpKind::MatMul, matmul_attrs(), {f32({2, 0}, {}), f32({0, 3}, {})});
   EXPECT_EQ(y.shape, (Shape{2, 3}));
   expect_close(y, std::vector<double>(6, 0.0), 0, 0);
 }
 
 TEST(LinearAlgebraMatMul, ShapeRule) {
-  EXPECT_EQ(
-      infer_type(OpKind::MatMul, mm(), {tt(DType::F32, {7, 1, 3, 4}), tt(DType::F32, {5, 4, 2})}),
-      tt(DType::F32, {7, 5, 3, 2}));
-  EXPECT_EQ(
-      infer_type(OpKind::MatMul, mm(true, true), {tt(DType::F32, {4, 3}), tt(DType::F32, {2, 4})}),
-      tt(DType::F32, {3, 2}));
-  EXPECT_EQ(infer_type(OpKind::MatMul, mm(), {tt(DType::I64, {4}), tt(DType::I64, {4})}),
+  EXPECT_EQ(infer_type(OpKind::MatMul, matmul_attrs(),
+                       {tt(DType::F32, {7, 1, 3, 4}), tt(DType::F32, {5, 4, 2})}),
+            tt(DType::F32, {7, 5, 3, 2}));
+  EXPECT_EQ(infer_type(OpKind::MatMul, matmul_attrs(true, true),
+                       {tt(DType::F32, {4, 3}), tt(DType::F32, {2, 4})}),
+            tt(DType::F32, {3, 2}));
+  EXPECT_EQ(infer_type(OpKind::MatMul, matmul_attrs(), {tt(DType::I64, {4}), tt(DType::I64, {4})}),
             tt(DType::I64, {}));
 }
 
@@ -204,30 +195,35 @@ TEST(LinearAlgebraMatMul, BadInputs) {
   auto f = [](const Attrs& a, TensorType x, TensorType y) {
     return [=] { infer_type(OpKind::MatMul, a, {x, y}); };
   };
-  expect_error(ErrorKind::Shape, f(mm(), tt(DType::F32, {}), tt(DType::F32, {3})), "", "rank");
-  expect_error(ErrorKind::Shape, f(mm(), tt(DType::F32, {2, 3}), tt(DType::F32, {4, 2})), "",
-               "K = 3");
-  expect_error(ErrorKind::Shape, f(mm(), tt(DType::F32, {3, 2, 3}), tt(DType::F32, {4, 3, 2})), "",
+  expect_error(ErrorKind::Shape, f(matmul_attrs(), tt(DType::F32, {}), tt(DType::F32, {3})), "",
+               "rank");
+  expect_error(ErrorKind::Shape, f(matmul_attrs(), tt(DType::F32, {2, 3}), tt(DType::F32, {4, 2})),
+               "", "K = 3");
+  expect_error(ErrorKind::Shape,
+               f(matmul_attrs(), tt(DType::F32, {3, 2, 3}), tt(DType::F32, {4, 3, 2})), "",
                "broadcast");
-  expect_error(ErrorKind::DType, f(mm(), tt(DType::F32, {2, 3}), tt(DType::F64, {3, 2})));
-  expect_error(ErrorKind::DType, f(mm(), tt(DType::Bool, {2, 3}), tt(DType::Bool, {3, 2})));
-  expect_error(ErrorKind::Value, f(mm(true, false), tt(DType::F32, {3}), tt(DType::F32, {3, 2})),
-               "", "transpose_a");
-  expect_error(ErrorKind::Value, f(mm(false, true), tt(DType::F32, {2, 3}), tt(DType::F32, {3})),
-               "", "transpose_b");
+  expect_error(ErrorKind::DType, f(matmul_attrs(), tt(DType::F32, {2, 3}), tt(DType::F64, {3, 2})));
+  expect_error(ErrorKind::DType,
+               f(matmul_attrs(), tt(DType::Bool, {2, 3}), tt(DType::Bool, {3, 2})));
+  expect_error(ErrorKind::Value,
+               f(matmul_attrs(true, false), tt(DType::F32, {3}), tt(DType::F32, {3, 2})), "",
+               "transpose_a");
+  expect_error(ErrorKind::Value,
+               f(matmul_attrs(false, true), tt(DType::F32, {2, 3}), tt(DType::F32, {3})), "",
+               "transpose_b");
 }
 
 // ---------------------------------------------------------------------------------------------
 // DotGeneral
 
 TEST(LinearAlgebraDotGeneral, IntegerOuterAndBatch) {
-  auto y =
-      run_op1(OpKind::DotGeneral, dot({}, {}, {}, {}), {i64({2}, {2, -3}), i64({3}, {1, 10, 100})});
+  auto y = run_op1(OpKind::DotGeneral, dot_general_attrs({}, {}, {}, {}),
+                   {i64({2}, {2, -3}), i64({3}, {1, 10, 100})});
   EXPECT_EQ(y.shape, (Shape{2, 3}));
   std::vector<int64_t> want = {2, 20, 200, -3, -30, -300};
   for (int i = 0; i < 6; ++i) EXPECT_EQ(y.get_i64(i), want[i]);
   // Batch dim 1 of a with dim 0 of c, no contraction: y[b, i, j] = a[i, b] · c[b, j].
-  auto z = run_op1(OpKind::DotGeneral, dot({1}, {0}, {}, {}),
+  auto z = run_op1(OpKind::DotGeneral, dot_general_attrs({1}, {0}, {}, {}),
                    {i64({2, 2}, {1, 2, 3, 4}), i64({2, 2}, {5, 6, 7, 8})});
   EXPECT_EQ(z.shape, (Shape{2, 2, 2}));
   // b=0: a[:,0] = {1,3}, c[0,:] = {5,6} -> {5,6,15,18}; b=1: {2,4} x {7,8} -> {14,16,28,32}
@@ -236,7 +232,7 @@ TEST(LinearAlgebraDotGeneral, IntegerOuterAndBatch) {
 }
 
 TEST(LinearAlgebraDotGeneral, NegativeDimsCountFromTheEnd) {
-  EXPECT_EQ(infer_type(OpKind::DotGeneral, dot({0}, {0}, {-1}, {-2}),
+  EXPECT_EQ(infer_type(OpKind::DotGeneral, dot_general_attrs({0}, {0}, {-1}, {-2}),
                        {tt(DType::F32, {2, 3, 4}), tt(DType::F32, {2, 4, 5})}),
             tt(DType::F32, {2, 3, 5}));
 }
@@ -246,15 +242,17 @@ TEST(LinearAlgebraDotGeneral, BadInputs) {
     return [=] { infer_type(OpKind::DotGeneral, a, {x, y}); };
   };
   TensorType a = tt(DType::F32, {2, 3, 4}), b = tt(DType::F32, {2, 4, 5});
-  expect_error(ErrorKind::Value, f(dot({0}, {0}, {3}, {1}), a, b), "", "out of range");
-  expect_error(ErrorKind::Value, f(dot({0}, {0}, {2}, {-4}), a, b), "", "out of range");
-  expect_error(ErrorKind::Value, f(dot({0}, {0}, {0}, {1}), a, b), "", "twice");
-  expect_error(ErrorKind::Value, f(dot({2, 2}, {1, 2}, {}, {}), a, b), "", "twice");
-  expect_error(ErrorKind::Value, f(dot({0}, {}, {2}, {1}), a, b), "", "lhs_batch");
-  expect_error(ErrorKind::Value, f(dot({0}, {0}, {2}, {}), a, b), "", "lhs_contract");
-  expect_error(ErrorKind::Shape, f(dot({0}, {0}, {1}, {1}), a, b), "", "contracted");
-  expect_error(ErrorKind::Shape, f(dot({1}, {0}, {2}, {1}), a, b), "", "batch");
-  expect_error(ErrorKind::DType, f(dot({}, {}, {}, {}), a, tt(DType::I32, {2})));
+  expect_error(ErrorKind::Value, f(dot_general_attrs({0}, {0}, {3}, {1}), a, b), "",
+               "out of range");
+  expect_error(ErrorKind::Value, f(dot_general_attrs({0}, {0}, {2}, {-4}), a, b), "",
+               "out of range");
+  expect_error(ErrorKind::Value, f(dot_general_attrs({0}, {0}, {0}, {1}), a, b), "", "twice");
+  expect_error(ErrorKind::Value, f(dot_general_attrs({2, 2}, {1, 2}, {}, {}), a, b), "", "twice");
+  expect_error(ErrorKind::Value, f(dot_general_attrs({0}, {}, {2}, {1}), a, b), "", "lhs_batch");
+  expect_error(ErrorKind::Value, f(dot_general_attrs({0}, {0}, {2}, {}), a, b), "", "lhs_contract");
+  expect_error(ErrorKind::Shape, f(dot_general_attrs({0}, {0}, {1}, {1}), a, b), "", "contracted");
+  expect_error(ErrorKind::Shape, f(dot_general_attrs({1}, {0}, {2}, {1}), a, b), "", "batch");
+  expect_error(ErrorKind::DType, f(dot_general_attrs({}, {}, {}, {}), a, tt(DType::I32, {2})));
 }
 
 // ---------------------------------------------------------------------------------------------

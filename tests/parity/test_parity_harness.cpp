@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "parity/parity.h"
-#include "runtime/host_executable.h"
+#include "runtime/host_backend.h"
 
 namespace tessel::testing {
 namespace {
@@ -34,30 +34,17 @@ void neg_kernel(const Node&, std::span<const HostTensor> in, std::span<HostTenso
   if constexpr (D == Defect::OutOfBounds) p[n] = 0;  // one past the end
 }
 
-class FakeBackend : public Backend {
- public:
-  FakeBackend(std::string name, HostKernel kernel) : name_(std::move(name)) {
-    for (OpKind k : {OpKind::Input, OpKind::Param, OpKind::Constant})
-      registry_.claims.add({k, dtypes::kEvery, How::Native, {}});
-    registry_.native(OpKind::Activation, kernel, {DType::F32},
-                     {static_cast<int>(ActivationKind::Neg)});
-  }
-  const std::string& name() const override { return name_; }
-  const ClaimTable& claims() const override { return registry_.claims; }
-  std::unique_ptr<Executable> compile(const Graph& g,
-                                      const CompileOptions& options) const override {
-    return std::make_unique<HostExecutable>(g, registry_, name_,
-                                            HostExecOptions{.poison_and_guard = options.checked});
-  }
-
- private:
-  std::string name_;
-  KernelRegistry registry_;
-};
+// A host backend claiming only f32 Activation/Neg, run by `kernel`.
+HostBackend fake_backend(HostKernel kernel) {
+  KernelRegistry r;
+  for (OpKind k : {OpKind::Input, OpKind::Param, OpKind::Constant})
+    r.claims.add({k, dtypes::kEvery, How::Native, {}});
+  r.native(OpKind::Activation, kernel, {DType::F32}, {static_cast<int>(ActivationKind::Neg)});
+  return HostBackend("fake", std::move(r));
+}
 
 parity::Report run_fake(HostKernel kernel) {
-  FakeBackend fake("fake", kernel);
-  return parity::run(fake, parity::Options{});
+  return parity::run(fake_backend(kernel), parity::Options{});
 }
 
 // The one cell's first recorded failure kind (the cell must have failed).
@@ -133,7 +120,7 @@ TEST(ParityHarness, ReferenceAgreesWithItself) {
 }
 
 TEST(ParityHarness, KindFilterSelectsCells) {
-  FakeBackend fake("fake", neg_kernel<Defect::None>);
+  HostBackend fake = fake_backend(neg_kernel<Defect::None>);
   // The fake claims only Activation/Neg: filtering to another kind leaves no cells.
   parity::Options opt;
   opt.kinds = {OpKind::Binary};

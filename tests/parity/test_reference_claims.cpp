@@ -12,25 +12,11 @@ namespace {
 
 // The dtype computed in vs f64 computed on the same values (not the parity harness's bands,
 // which compare two backends computing from the same dtype values).
-struct Tolerance {
-  double rtol, atol;
-};
-Tolerance tolerance(DType dt) {
-  switch (dt) {
-    case DType::F32:
-      return {1e-4, 1e-5};
-    case DType::F16:
-      return {2e-2, 2e-2};
-    case DType::BF16:
-      return {8e-2, 8e-2};
-    case DType::F8E4M3FN:
-      return {0.3, 0.3};
-    case DType::F8E5M2:
-      return {0.5, 0.5};
-    default:
-      return {0, 0};
-  }
-}
+constexpr PerFloatDType<Tolerance> kTolerance = {.f32 = {1e-4, 1e-5},
+                                                 .f16 = {2e-2, 2e-2},
+                                                 .bf16 = {8e-2, 8e-2},
+                                                 .f8e4m3fn = {0.3, 0.3},
+                                                 .f8e5m2 = {0.5, 0.5}};
 
 std::vector<HostTensor> run_case(OpKind kind, const parity::Case& c, DType dt, bool as_f64) {
   Attrs attrs = c.attrs;
@@ -87,7 +73,7 @@ TEST(ReferenceClaims, EveryClaimedCellRunsAndAgreesWithF64) {
           if (dt == DType::F64 || !dts.contains(DType::F64) || !is_inexact(dt)) continue;
           std::vector<HostTensor> want = run_case(op.kind, c, dt, true);
           ASSERT_EQ(out.size(), want.size()) << what;
-          Tolerance tol = tolerance(dt);
+          Tolerance tol = kTolerance.of(dt);
           for (size_t o = 0; o < out.size(); ++o)
             if (is_inexact(out[o].dtype)) expect_close(out[o], want[o], tol.rtol, tol.atol, what);
           ++compared;

@@ -4,7 +4,7 @@
 // as a decomposition into kinds cpu runs natively; the parity harness proves every cell.
 #include "backends/cpu/isa.h"
 #include "ops/rules.h"
-#include "runtime/host_executable.h"
+#include "runtime/host_backend.h"
 #include "runtime/kernel_registry.h"
 
 namespace tessel {
@@ -70,29 +70,13 @@ void claim_remaining_as_decomposed(KernelRegistry& r, const ClaimTable& ref) {
   }
 }
 
-class CpuBackend : public Backend {
- public:
-  explicit CpuBackend(const Backend& reference) : registry_(make_registry(active_isa())) {
-    claim_remaining_as_decomposed(registry_, reference.claims());
-  }
-  const std::string& name() const override { return name_; }
-  const ClaimTable& claims() const override { return registry_.claims; }
-  std::unique_ptr<Executable> compile(const Graph& g,
-                                      const CompileOptions& options) const override {
-    return std::make_unique<HostExecutable>(g, registry_, name_,
-                                            HostExecOptions{.poison_and_guard = options.checked});
-  }
-
- private:
-  std::string name_ = "cpu";
-  KernelRegistry registry_;
-};
-
 }  // namespace
 }  // namespace cpu
 
 std::unique_ptr<Backend> make_cpu_backend(const Backend& reference) {
-  return std::make_unique<cpu::CpuBackend>(reference);
+  KernelRegistry r = cpu::make_registry(cpu::active_isa());
+  cpu::claim_remaining_as_decomposed(r, reference.claims());
+  return std::make_unique<HostBackend>("cpu", std::move(r));
 }
 
 }  // namespace tessel

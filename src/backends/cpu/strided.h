@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backends/cpu/convert.h"
 #include "runtime/thread_pool.h"
 #include "tessel/host_tensor.h"
 // clang-format off
@@ -121,6 +122,24 @@ void strided_for(const StridedPlan<N>& p, Fn&& fn, int64_t min_parallel = 32768,
     return;
   }
   parallel_for(p.numel, grain, [&](int64_t b, int64_t e) { strided_range(p, b, e, fn); });
+}
+
+// y = f(x) over a plan of two operands (y first) of an f16 / bf16 / fp8 dtype t: each block of x
+// is widened to f32 (exactly), f(buf, m) rewrites its m values in place, and y gets them rounded
+// once.
+template <class F>
+void strided_staged_unary(const StridedPlan<2>& plan, DType t, F&& f) {
+  const int size = dtype_size(t);
+  strided_for(plan,
+              [&](const std::array<uint8_t*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) {
+                float buf[kStageBlock];
+                for (int64_t i = 0; i < n; i += kStageBlock) {
+                  int64_t m = std::min(kStageBlock, n - i);
+                  to_f32(p[1] + i * s[1] * size, t, s[1], buf, m);
+                  f(buf, m);
+                  from_f32(buf, p[0] + i * size, t, 1, m);
+                }
+              });
 }
 
 TESSEL_ISA_END

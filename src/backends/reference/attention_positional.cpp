@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "backends/reference/kernels.h"
+#include "ops/positional_params.h"
 
 namespace tessel::reference {
 namespace {
@@ -111,8 +112,7 @@ void rotate_pair(std::vector<double>& x, int64_t a, int64_t b, double theta) {
 void rope(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
   const HostTensor& x = in[0];
   const int64_t seq = x.shape[x.rank() - 2], dim = x.shape[x.rank() - 1];
-  int64_t rotary = node.attrs.i("rotary_dim");
-  if (rotary == 0) rotary = dim;
+  const int64_t rotary = rope_rotary_dim(node, dim);
   const int64_t half = rotary / 2;
   const double base = node.attrs.f("base");
   const auto style = node.attrs.e<RopeStyle>("style");
@@ -123,7 +123,7 @@ void rope(const Node& node, std::span<const HostTensor> in, std::span<HostTensor
     const int64_t s = r % seq;
     const double pos = has_positions ? in[1].get_f64(s) : static_cast<double>(s);
     for (int64_t i = 0; i < half; ++i) {
-      const double theta = pos * std::pow(base, -2.0 * static_cast<double>(i) / rotary);
+      const double theta = pos * rope_frequency(base, i, rotary);
       switch (style) {
         case RopeStyle::NeoX:
           rotate_pair(v, r * dim + i, r * dim + i + half, theta);
@@ -154,7 +154,7 @@ void axial_rope2d(const Node& node, std::span<const HostTensor> in, std::span<Ho
     const double row_pos = static_cast<double>(n / grid_w);
     const double col_pos = static_cast<double>(n % grid_w);
     for (int64_t i = 0; i < dim / 4; ++i) {
-      const double freq = std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(half));
+      const double freq = rope_frequency(base, i, half);
       rotate_pair(v, r * dim + 2 * i, r * dim + 2 * i + 1, row_pos * freq);
       rotate_pair(v, r * dim + half + 2 * i, r * dim + half + 2 * i + 1, col_pos * freq);
     }
@@ -164,20 +164,6 @@ void axial_rope2d(const Node& node, std::span<const HostTensor> in, std::span<Ho
 
 // ---------------------------------------------------------------------------------------------
 // ALiBi
-
-// Head slopes as llama.cpp computes them for ggml_soft_max_ext (ggml/src/ggml-cpu/ops.cpp,
-// ggml_compute_forward_soft_max_f32; ggml PR #5488): n = 2^floor(log2 H),
-// m0 = 2^(−max_bias / n), m1 = 2^(−(max_bias / 2) / n), slope_h = m0^(h+1) for h < n, else
-// m1^(2(h−n)+1). With max_bias = 8 these are the ALiBi paper's slopes (Press et al. 2022,
-// get_slopes: geometric from 2^(−8/n); for H not a power of two, every other slope of 2n).
-double alibi_slope(int64_t h, int64_t heads, double max_bias) {
-  int64_t n = 1;
-  while (n * 2 <= heads) n *= 2;
-  const double m0 = std::pow(2.0, -max_bias / static_cast<double>(n));
-  const double m1 = std::pow(2.0, -(max_bias / 2.0) / static_cast<double>(n));
-  return h < n ? std::pow(m0, static_cast<double>(h + 1))
-               : std::pow(m1, static_cast<double>(2 * (h - n) + 1));
-}
 
 // scores [B, H, Sq, Sk] + slope_h · (j − i − (Sk − Sq)): the key's distance from the query,
 // with queries aligned to the last keys (as the causal mask), so it is <= 0 where causal.

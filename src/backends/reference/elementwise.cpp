@@ -2,13 +2,13 @@
 // values and rounded once to the output dtype; integers in exact int64 arithmetic (wrapping as
 // two's complement) and wrapped to the output width by the store.
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "backends/reference/kernels.h"
 #include "ir/dtype_convert.h"
+#include "ops/cast_elements.h"
 #include "ops/elementwise_dtypes.h"
 #include "ops/scalar_math.h"
 
@@ -96,47 +96,8 @@ void kernel_activation(const Node& node, std::span<const HostTensor> in,
 
 // ---- Cast / StopGradient --------------------------------------------------------------------
 
-// |v| rounded to 53 bits with round-to-odd (sticky): a later round-to-nearest to any format of
-// at most 51 bits then gives the correctly rounded value of the integer, with no double rounding.
-double round_to_odd_f64(uint64_t m) {
-  int width = std::bit_width(m);
-  if (width <= 53) return static_cast<double>(m);
-  int shift = width - 53;
-  uint64_t q = m >> shift;
-  if (m & ((uint64_t{1} << shift) - 1)) q |= 1;
-  return std::ldexp(static_cast<double>(q), shift);
-}
-
-// One correct rounding of an integer (u64's bits read as unsigned) into a float/complex element.
-void store_integer_as_float(const HostTensor& y, int64_t i, int64_t bits, bool is_unsigned,
-                            bool saturate) {
-  bool negative = !is_unsigned && bits < 0;
-  uint64_t m = negative ? 0 - static_cast<uint64_t>(bits) : static_cast<uint64_t>(bits);
-  double d = (y.dtype == DType::F64 || y.dtype == DType::C128) ? static_cast<double>(m)
-                                                               : round_to_odd_f64(m);
-  y.set_f64(i, negative ? -d : d, saturate);
-}
-
 void kernel_cast(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
-  const HostTensor& x = in[0];
-  const HostTensor& y = out[0];
-  bool saturate = node.attrs.b("saturate");
-  DType from = x.dtype, to = y.dtype;
-  for (int64_t i = 0; i < y.numel(); ++i) {
-    if (is_complex(from) && is_complex(to)) {
-      y.set_c128(i, x.get_c128(i));
-    } else if (is_complex(from) && to == DType::Bool) {
-      y.set_i64(i, x.get_c128(i) != std::complex<double>(0.0, 0.0));  // as PyTorch
-    } else if (is_complex(from)) {
-      y.set_f64(i, x.get_c128(i).real(), saturate);  // the imaginary part is dropped
-    } else if (is_exact(from) && is_exact(to)) {
-      y.set_i64(i, x.get_i64(i));  // two's-complement wrap; bool: nonzero
-    } else if (is_exact(from)) {
-      store_integer_as_float(y, i, x.get_i64(i), dtype_kind(from) == DTypeKind::Unsigned, saturate);
-    } else {
-      y.set_f64(i, x.get_f64(i), saturate);  // to integers: truncate toward zero, then wrap
-    }
-  }
+  cast_elements(in[0], out[0], node.attrs.b("saturate"));
 }
 
 // Copies bytes element by element through both views' strides.
@@ -229,25 +190,6 @@ void kernel_binary(const Node& node, std::span<const HostTensor> in, std::span<H
 
 // ---- Compare / Where ------------------------------------------------------------------------
 
-template <class T>
-bool compare(CmpOp op, T a, T b) {
-  switch (op) {
-    case CmpOp::Eq:
-      return a == b;
-    case CmpOp::Ne:
-      return a != b;  // the only comparison a NaN makes true
-    case CmpOp::Lt:
-      return a < b;
-    case CmpOp::Le:
-      return a <= b;
-    case CmpOp::Gt:
-      return a > b;
-    case CmpOp::Ge:
-      return a >= b;
-  }
-  return false;
-}
-
 void kernel_compare(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
   const HostTensor& y = out[0];
   HostTensor a = broadcast_to(in[0], y.shape), b = broadcast_to(in[1], y.shape);
@@ -256,12 +198,12 @@ void kernel_compare(const Node& node, std::span<const HostTensor> in, std::span<
   for (int64_t i = 0; i < y.numel(); ++i) {
     bool r;
     if (is_exact(t)) {
-      r = compare(op, a.get_i64(i), b.get_i64(i));
+      r = compare_values(op, a.get_i64(i), b.get_i64(i));
     } else if (is_complex(t)) {
       bool eq = a.get_c128(i) == b.get_c128(i);  // only Eq / Ne are claimed on complex
       r = op == CmpOp::Eq ? eq : !eq;
     } else {
-      r = compare(op, a.get_f64(i), b.get_f64(i));
+      r = compare_values(op, a.get_f64(i), b.get_f64(i));
     }
     y.set_i64(i, r);
   }

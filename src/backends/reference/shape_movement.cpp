@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "backends/reference/kernels.h"
+#include "ops/pad_source.h"
 #include "ops/slice_range.h"
 
 namespace tessel::reference {
@@ -110,23 +111,6 @@ void slice(const Node& node, std::span<const HostTensor> in, std::span<HostTenso
   gather_from(x, out[0], [&](const Index& o, Index& s) {
     for (int d = 0; d < x.rank(); ++d) s[d] = first[d] + o[d] * step[d];
   });
-}
-
-// Source coordinate of padded position p (p = output index - begin) on an axis of size dim, or
-// -1 for the constant fill. Reflect and circular need one fold: the shape rule bounds the pads.
-int64_t pad_source(PadMode mode, int64_t p, int64_t dim) {
-  if (p >= 0 && p < dim) return p;
-  switch (mode) {
-    case PadMode::Constant:
-      return -1;
-    case PadMode::Reflect:
-      return p < 0 ? -p : 2 * (dim - 1) - p;
-    case PadMode::Replicate:
-      return p < 0 ? 0 : dim - 1;
-    case PadMode::Circular:
-      return ((p % dim) + dim) % dim;
-  }
-  return -1;
 }
 
 void pad(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {

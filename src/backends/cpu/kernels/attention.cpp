@@ -190,6 +190,7 @@ struct Problem {
   HostTensor mask;  // broadcast to [B, Hq, Sq, Sk] when present
   T* kt;            // [B·Hkv][nkb][d][kBk], zero-padded
   T* vp;            // [B·Hkv][nkb·kBk][ldv], columns zero-padded to ldv
+  uint8_t* v_bad;   // [B·Hkv][nkb]: the V block holds an inf or NaN
 };
 
 // Packs key block kb of (b, kv head h): Kᵀ for the QK product and V row-major, both as T.
@@ -211,13 +212,18 @@ void pack_block(const Problem<T>& p, int64_t bh, int64_t kb, T* row) {
     stage(v.element_ptr(off), v.dtype, v.strides[3], vb + j * p.ldv, p.dv);
     std::fill(vb + j * p.ldv + p.dv, vb + (j + 1) * p.ldv, T(0));
   }
+  bool bad = false;
+  for (int64_t e = 0; e < nk * p.ldv; ++e) bad |= !std::isfinite(vb[e]);
+  p.v_bad[bh * p.nkb + kb] = bad;
 }
 
 // Per-thread scratch of one query block.
 template <class T>
 struct Scratch {
   std::vector<T> q, s, o, m, l, row;
+  std::vector<uint8_t> seen;  // [kBq][kBk]: key j is visible to row r (careful tiles only)
   void size(const Problem<T>& p) {
+    seen.resize(static_cast<size_t>(kBq * kBk));
     q.resize(static_cast<size_t>(kBq * std::max<int64_t>(p.d, 1)));
     s.resize(static_cast<size_t>(kBq * kBk));
     o.resize(static_cast<size_t>(kBq * std::max<int64_t>(p.ldv, 1)));
@@ -236,10 +242,11 @@ void visible_range(const Problem<T>& p, int64_t i, int64_t& lo, int64_t& hi) {
   if (p.kind == MaskKind::SlidingWindow) lo = i + p.offset - p.window;
 }
 
-// Masks, biases and runs the online softmax over one tile's score rows; leaves P in s.
+// Masks, biases and runs the online softmax over one tile's score rows; leaves P in s. With
+// `careful`, also records which keys each row sees (a score of -inf after masking is unseen).
 template <class T>
 void softmax_tile(const Problem<T>& p, Scratch<T>& w, int64_t b, int64_t h, int64_t i0, int64_t nq,
-                  int64_t j0, int64_t nk) {
+                  int64_t j0, int64_t nk, bool careful) {
   using V = VecOf<T>;
   constexpr int L = kLanes<V>;
   constexpr T kNegInf = -std::numeric_limits<T>::infinity();
@@ -264,6 +271,8 @@ void softmax_tile(const Problem<T>& p, Scratch<T>& w, int64_t b, int64_t h, int6
     if (hi <= lo) lo = hi = 0;
     std::fill(s, s + lo, kNegInf);
     std::fill(s + hi, s + kBk, kNegInf);
+    if (careful)
+      for (int64_t j = 0; j < kBk; ++j) w.seen[r * kBk + j] = s[j] != kNegInf;
 
     V vmax = splat<V>(kNegInf);
     for (int64_t j = 0; j < kBk; j += L) {
@@ -323,8 +332,21 @@ void query_block(const Problem<T>& p, Scratch<T>& w, int64_t bh, int64_t qb, Hos
     const T* kt = p.kt + (kvh * p.nkb + kb) * p.d * kBk;
     const T* vb = p.vp + (kvh * p.nkb * kBk + j0) * p.ldv;
     over_rows<QkRows, T>(nq, static_cast<const T*>(w.q.data()), p.d, kt, w.s.data(), p.d);
-    softmax_tile(p, w, b, h, i0, nq, j0, nk);
-    over_rows<PvRows, T>(nq, static_cast<const T*>(w.s.data()), vb, p.ldv, w.o.data(), p.ldv, nk);
+    // An unseen key's weight is 0, but 0·inf is NaN: when V holds an inf or NaN, unseen keys
+    // are skipped one by one (as the reference does); else the register-blocked product.
+    const bool careful = p.v_bad[kvh * p.nkb + kb] != 0;
+    softmax_tile(p, w, b, h, i0, nq, j0, nk, careful);
+    if (!careful) {
+      over_rows<PvRows, T>(nq, static_cast<const T*>(w.s.data()), vb, p.ldv, w.o.data(), p.ldv, nk);
+      continue;
+    }
+    for (int64_t r = 0; r < nq; ++r)
+      for (int64_t j = 0; j < nk; ++j) {
+        if (!w.seen[r * kBk + j]) continue;
+        const T pj = w.s[r * kBk + j];
+        T* o = w.o.data() + r * p.ldv;
+        for (int64_t c = 0; c < p.ldv; ++c) o[c] += pj * vb[j * p.ldv + c];
+      }
   }
 
   for (int64_t r = 0; r < nq; ++r) {
@@ -380,6 +402,8 @@ void attention(const Node& node, std::span<const HostTensor> in, std::span<HostT
   auto vp_store = host_allocate(std::max<size_t>(vp_elems * sizeof(T), 1));
   p.kt = reinterpret_cast<T*>(kt_store->bytes.get());
   p.vp = reinterpret_cast<T*>(vp_store->bytes.get());
+  std::vector<uint8_t> v_bad(static_cast<size_t>(kv_heads * p.nkb));
+  p.v_bad = v_bad.data();
 
   const int64_t pack_tasks = kv_heads * p.nkb;
   const int64_t pack_work = kBk * (p.d + p.dv) + 1;

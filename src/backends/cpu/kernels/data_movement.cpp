@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "backends/cpu/convert.h"
+#include "ops/pad_source.h"
 #include "ops/slice_range.h"
 #include "runtime/kernel_util.h"
 #include "runtime/thread_pool.h"
@@ -111,23 +112,6 @@ void slice(const Node& node, std::span<const HostTensor> in, std::span<HostTenso
     strides[a] = x.strides[a] * st;
   }
   copy_view(x, out[0].shape, strides, offset, out[0]);
-}
-
-// Source coordinate of padded position p on an axis of size dim, or -1 for the constant fill
-// (as the reference's pad_source).
-int64_t pad_source(PadMode mode, int64_t p, int64_t dim) {
-  if (p >= 0 && p < dim) return p;
-  switch (mode) {
-    case PadMode::Constant:
-      return -1;
-    case PadMode::Reflect:
-      return p < 0 ? -p : 2 * (dim - 1) - p;
-    case PadMode::Replicate:
-      return p < 0 ? 0 : dim - 1;
-    case PadMode::Circular:
-      return dim == 0 ? -1 : ((p % dim) + dim) % dim;
-  }
-  return -1;
 }
 
 void pad(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "backends/cpu/convert.h"
+#include "backends/cpu/dtype_dispatch.h"
 #include "runtime/host_allocator.h"
 #include "runtime/kernel_util.h"
 #include "runtime/thread_pool.h"
@@ -88,10 +89,6 @@ void combine_row(Op op, T* d, const T* s, int64_t n) {
   std::memcpy(d, s, sizeof(T) * n);
 }
 
-bool staged_in_f32(DType t) {
-  return t == DType::F16 || t == DType::BF16 || t == DType::F8E4M3FN || t == DType::F8E5M2;
-}
-
 // y = data, then body(T* y, const T* updates) with the updates contiguous, T the type the
 // reduction computes in (raw bytes for None).
 template <class Body>
@@ -106,33 +103,23 @@ void scatter_into(const HostTensor& data, const HostTensor& updates, const HostT
     body(reinterpret_cast<T*>(y.data()), reinterpret_cast<const T*>(u.data));
   };
   if (op == Op::None) return with_elem_type(dtype_size(dt), run);
-  if (staged_in_f32(dt)) {
-    auto ys = host_allocate(static_cast<size_t>(n) * sizeof(float));
-    auto us = host_allocate(static_cast<size_t>(nu) * sizeof(float));
-    auto* yf = reinterpret_cast<float*>(ys->bytes.get());
-    auto* uf = reinterpret_cast<float*>(us->bytes.get());
-    to_f32(y.data(), dt, 1, yf, n);
-    to_f32(u.data, dt, 1, uf, nu);
-    body(yf, static_cast<const float*>(uf));
-    from_f32(yf, y.data(), dt, 1, n);
-    return;
-  }
-  switch (dt) {
-    case DType::F32:
-      return run(float{});
-    case DType::F64:
-      return run(double{});
-    case DType::U8:
-      return run(uint8_t{});
-    case DType::I8:
-      return run(int8_t{});
-    case DType::I16:
-      return run(int16_t{});
-    case DType::I32:
-      return run(int32_t{});
-    default:  // i64: the claims admit numbers only with a reduction
-      return run(int64_t{});
-  }
+  const bool claimed = visit_compute_type(dt, [&]<class T>() {
+    if constexpr (kIsStagedF32<T>) {
+      auto ys = host_allocate(static_cast<size_t>(n) * sizeof(float));
+      auto us = host_allocate(static_cast<size_t>(nu) * sizeof(float));
+      auto* yf = reinterpret_cast<float*>(ys->bytes.get());
+      auto* uf = reinterpret_cast<float*>(us->bytes.get());
+      to_f32(y.data(), dt, 1, yf, n);
+      to_f32(u.data, dt, 1, uf, nu);
+      body(yf, static_cast<const float*>(uf));
+      from_f32(yf, y.data(), dt, 1, n);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      TESSEL_ASSERT(false, "scatter reduction on bool not claimed");  // numbers only
+    } else {
+      run(T{});
+    }
+  });
+  TESSEL_ASSERT(claimed, "scatter reduction on ", dtype_name(dt), " not claimed");
 }
 
 // Splits `cols` columns into chunks for parallel_for over (outer × chunks) items.

@@ -11,6 +11,7 @@
 
 #include "backends/cpu/activation.h"
 #include "backends/cpu/convert.h"
+#include "backends/cpu/dtype_dispatch.h"
 #include "backends/cpu/families.h"
 #include "backends/cpu/strided.h"
 #include "ops/elementwise_dtypes.h"
@@ -122,6 +123,21 @@ void activation_int_kernel(const StridedPlan<2>& plan, ActivationKind k, bool is
               });
 }
 
+// f32 / f64 in their own vectors (strided inputs gathered into y first).
+template <class T>
+void activation_float_kernel(const StridedPlan<2>& plan, ActivationKind kind, double alpha) {
+  strided_for(plan,
+              [&](const std::array<uint8_t*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) {
+                auto yo = reinterpret_cast<T*>(p[0]);
+                auto xi = reinterpret_cast<const T*>(p[1]);
+                if (s[1] != 1) gather_run(xi, s[1], yo, n), xi = yo;
+                if constexpr (std::is_same_v<T, float>)
+                  activation_f32(kind, static_cast<float>(alpha), xi, yo, n);
+                else
+                  activation_f64(kind, alpha, xi, yo, n);
+              });
+}
+
 void kernel_activation(const Node& node, std::span<const HostTensor> in,
                        std::span<HostTensor> out) {
   const HostTensor& x = in[0];
@@ -129,62 +145,19 @@ void kernel_activation(const Node& node, std::span<const HostTensor> in,
   auto kind = node.attrs.e<ActivationKind>("kind");
   double alpha = node.attrs.f("alpha");
   auto plan = plan_strided<2>(y.shape, {&y, &x});
-  using Ptrs = std::array<uint8_t*, 2>;
-  using Steps = std::array<int64_t, 2>;
-  switch (x.dtype) {
-    case DType::F32:
-      return strided_for(plan, [&](const Ptrs& p, const Steps& s, int64_t n) {
-        auto yo = reinterpret_cast<float*>(p[0]);
-        auto xi = reinterpret_cast<const float*>(p[1]);
-        if (s[1] != 1) gather_run(xi, s[1], yo, n), xi = yo;
-        activation_f32(kind, static_cast<float>(alpha), xi, yo, n);
+  const bool claimed = visit_compute_type(x.dtype, [&]<class T>() {
+    if constexpr (kIsStagedF32<T>)
+      strided_staged_unary(plan, x.dtype, [&](float* buf, int64_t m) {
+        activation_f32(kind, static_cast<float>(alpha), buf, buf, m);
       });
-    case DType::F64:
-      return strided_for(plan, [&](const Ptrs& p, const Steps& s, int64_t n) {
-        auto yo = reinterpret_cast<double*>(p[0]);
-        auto xi = reinterpret_cast<const double*>(p[1]);
-        if (s[1] != 1) gather_run(xi, s[1], yo, n), xi = yo;
-        activation_f64(kind, alpha, xi, yo, n);
-      });
-    case DType::F16:
-    case DType::BF16:
-    case DType::F8E4M3FN:
-    case DType::F8E5M2: {
-      const DType t = x.dtype;
-      const int size = dtype_size(t);
-      return strided_for(plan, [&](const Ptrs& p, const Steps& s, int64_t n) {
-        float buf[kStageBlock];
-        for (int64_t i = 0; i < n; i += kStageBlock) {
-          int64_t m = std::min(kStageBlock, n - i);
-          to_f32(p[1] + i * s[1] * size, t, s[1], buf, m);
-          activation_f32(kind, static_cast<float>(alpha), buf, buf, m);
-          from_f32(buf, p[0] + i * size, t, 1, m);
-        }
-      });
-    }
-    case DType::Bool:
-    case DType::U8:
-      return activation_int_kernel<uint8_t>(plan, kind, x.dtype == DType::Bool);
-    case DType::I8:
-      return activation_int_kernel<int8_t>(plan, kind, false);
-    case DType::I16:
-      return activation_int_kernel<int16_t>(plan, kind, false);
-    case DType::I32:
-      return activation_int_kernel<int32_t>(plan, kind, false);
-    case DType::I64:
-      return activation_int_kernel<int64_t>(plan, kind, false);
-    case DType::C64:
-    case DType::U16:
-    case DType::U32:
-    case DType::U64:
-    case DType::C128:
-    case DType::F8E4M3FNUZ:
-    case DType::F8E5M2FNUZ:
-    case DType::F8E8M0FNU:
-    case DType::F4E2M1FNx2:
-      break;
-  }
-  TESSEL_ASSERT(false, "Activation on ", dtype_name(x.dtype), " not claimed");
+    else if constexpr (std::is_floating_point_v<T>)
+      activation_float_kernel<T>(plan, kind, alpha);
+    else if constexpr (std::is_same_v<T, bool>)
+      activation_int_kernel<uint8_t>(plan, kind, true);
+    else
+      activation_int_kernel<T>(plan, kind, false);
+  });
+  TESSEL_ASSERT(claimed, "Activation on ", dtype_name(x.dtype), " not claimed");
 }
 
 // ---- StopGradient ---------------------------------------------------------------------------

@@ -12,9 +12,11 @@
 #include <type_traits>
 
 #include "backends/cpu/convert.h"
+#include "backends/cpu/dtype_dispatch.h"
 #include "backends/cpu/families.h"
 #include "backends/cpu/strided.h"
 #include "ops/elementwise_dtypes.h"
+#include "ops/scalar_math.h"
 #include "runtime/kernel_util.h"
 // clang-format off
 #include "backends/cpu/simd_math.h"
@@ -66,13 +68,6 @@ template <class V, class F>
 V lanewise(V a, V b, F f) {
   V r;
   for (int i = 0; i < kLanes<V>; ++i) r[i] = f(a[i], b[i]);
-  return r;
-}
-
-template <class T>
-T floor_mod(T a, T b) {
-  T r = std::fmod(a, b);
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
 }
 
@@ -159,7 +154,10 @@ void dispatch_int(BinaryOp op, Run&& run) {
         if constexpr (kSigned) {
           V r = a % ((b == -1) ? splat<V>(1) : b);
           if (!floor) return r;
-          return (r != 0) & ((r < 0) != (b < 0)) ? r + b : r;
+          // r + b is formed in every lane, selected or not: wrap it (unsigned) so that the
+          // unselected lanes cannot overflow.
+          V rb = bitcast<V>(bitcast<VU>(r) + bitcast<VU>(b));
+          return (r != 0) & ((r < 0) != (b < 0)) ? rb : r;
         } else {
           (void)floor;
           return a % b;
@@ -291,52 +289,33 @@ void binary_int(const Node& node, const StridedPlan<3>& plan, BinaryOp op) {
   binary_typed<Vec<T>>(plan, op);
 }
 
+// Bit ops on 0 / 1 (any nonzero byte reads as true).
+void binary_bool(const StridedPlan<3>& plan, BinaryOp op) {
+  strided_for(plan, [&](const Ptrs3& p, const Steps3& s, int64_t n) {
+    auto yo = p[0];
+    for (int64_t i = 0; i < n; ++i) {
+      bool x = p[1][i * s[1]] != 0, z = p[2][i * s[2]] != 0;
+      yo[i] = op == BinaryOp::BitAnd ? (x & z) : op == BinaryOp::BitOr ? (x | z) : (x ^ z);
+    }
+  });
+}
+
 void kernel_binary(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
   const HostTensor& y = out[0];
   HostTensor a = broadcast_to(in[0], y.shape), b = broadcast_to(in[1], y.shape);
   auto op = node.attrs.e<BinaryOp>("op");
   auto plan = plan_strided<3>(y.shape, {&y, &a, &b});
-  switch (y.dtype) {
-    case DType::F32:
-      return binary_typed<Vf>(plan, op);
-    case DType::F64:
-      return binary_typed<Vd>(plan, op);
-    case DType::F16:
-    case DType::BF16:
-    case DType::F8E4M3FN:
-    case DType::F8E5M2:
-      return binary_staged(plan, op, y.dtype);
-    case DType::Bool: {  // bit ops on 0 / 1 (any nonzero byte reads as true)
-      return strided_for(plan, [&](const Ptrs3& p, const Steps3& s, int64_t n) {
-        auto yo = p[0];
-        for (int64_t i = 0; i < n; ++i) {
-          bool x = p[1][i * s[1]] != 0, z = p[2][i * s[2]] != 0;
-          yo[i] = op == BinaryOp::BitAnd ? (x & z) : op == BinaryOp::BitOr ? (x | z) : (x ^ z);
-        }
-      });
-    }
-    case DType::U8:
-      return binary_int<uint8_t>(node, plan, op);
-    case DType::I8:
-      return binary_int<int8_t>(node, plan, op);
-    case DType::I16:
-      return binary_int<int16_t>(node, plan, op);
-    case DType::I32:
-      return binary_int<int32_t>(node, plan, op);
-    case DType::I64:
-      return binary_int<int64_t>(node, plan, op);
-    case DType::C64:
-    case DType::U16:
-    case DType::U32:
-    case DType::U64:
-    case DType::C128:
-    case DType::F8E4M3FNUZ:
-    case DType::F8E5M2FNUZ:
-    case DType::F8E8M0FNU:
-    case DType::F4E2M1FNx2:
-      break;
-  }
-  TESSEL_ASSERT(false, "Binary on ", dtype_name(y.dtype), " not claimed");
+  const bool claimed = visit_compute_type(y.dtype, [&]<class T>() {
+    if constexpr (kIsStagedF32<T>)
+      binary_staged(plan, op, y.dtype);
+    else if constexpr (std::is_same_v<T, bool>)
+      binary_bool(plan, op);
+    else if constexpr (std::is_floating_point_v<T>)
+      binary_typed<Vec<T>>(plan, op);
+    else
+      binary_int<T>(node, plan, op);
+  });
+  TESSEL_ASSERT(claimed, "Binary on ", dtype_name(y.dtype), " not claimed");
 }
 
 // ---- Clamp ----------------------------------------------------------------------------------
@@ -388,55 +367,25 @@ void kernel_clamp(const Node& node, std::span<const HostTensor> in, std::span<Ho
   const double lo = node.attrs.f("min"), hi = node.attrs.f("max");
   auto plan = plan_strided<2>(y.shape, {&y, &in[0]});
   const DType t = y.dtype;
-  switch (t) {
-    case DType::F32:
-      return clamp_typed<Vf>(plan, static_cast<float>(lo), static_cast<float>(hi));
-    case DType::F64:
-      return clamp_typed<Vd>(plan, lo, hi);
-    case DType::F16:
-    case DType::BF16:
-    case DType::F8E4M3FN:
-    case DType::F8E5M2: {
-      const int size = dtype_size(t);
+  const bool claimed = visit_compute_type(t, [&]<class T>() {
+    if constexpr (kIsStagedF32<T>) {
       const float flo = static_cast<float>(lo), fhi = static_cast<float>(hi);
-      return strided_for(
-          plan, [&](const std::array<uint8_t*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) {
-            float buf[kStageBlock];
-            for (int64_t i = 0; i < n; i += kStageBlock) {
-              int64_t m = std::min(kStageBlock, n - i);
-              to_f32(p[1] + i * s[1] * size, t, s[1], buf, m);
-              for (int64_t j = 0; j < m; ++j) {
-                float v = buf[j];
-                float r = v < flo ? flo : v;
-                buf[j] = v != v ? v : (fhi < r ? fhi : r);
-              }
-              from_f32(buf, p[0] + i * size, t, 1, m);
-            }
-          });
+      strided_staged_unary(plan, t, [&](float* buf, int64_t m) {
+        for (int64_t j = 0; j < m; ++j) {
+          float v = buf[j];
+          float r = v < flo ? flo : v;
+          buf[j] = v != v ? v : (fhi < r ? fhi : r);
+        }
+      });
+    } else if constexpr (std::is_floating_point_v<T>) {
+      clamp_typed<Vec<T>>(plan, static_cast<T>(lo), static_cast<T>(hi));
+    } else if constexpr (std::is_same_v<T, bool>) {
+      TESSEL_ASSERT(false, "Clamp on bool not claimed");  // the shape rule rejects it
+    } else {
+      clamp_int<T>(plan, lo, hi);
     }
-    case DType::U8:
-      return clamp_int<uint8_t>(plan, lo, hi);
-    case DType::I8:
-      return clamp_int<int8_t>(plan, lo, hi);
-    case DType::I16:
-      return clamp_int<int16_t>(plan, lo, hi);
-    case DType::I32:
-      return clamp_int<int32_t>(plan, lo, hi);
-    case DType::I64:
-      return clamp_int<int64_t>(plan, lo, hi);
-    case DType::Bool:
-    case DType::C64:
-    case DType::U16:
-    case DType::U32:
-    case DType::U64:
-    case DType::C128:
-    case DType::F8E4M3FNUZ:
-    case DType::F8E5M2FNUZ:
-    case DType::F8E8M0FNU:
-    case DType::F4E2M1FNx2:
-      break;
-  }
-  TESSEL_ASSERT(false, "Clamp on ", dtype_name(t), " not claimed");
+  });
+  TESSEL_ASSERT(claimed, "Clamp on ", dtype_name(t), " not claimed");
 }
 
 }  // namespace

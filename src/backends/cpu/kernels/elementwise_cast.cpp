@@ -1,21 +1,19 @@
 // cpu kernel: Cast, bit-exact with the reference's kernel_cast. Computed dtypes go a block at a
 // time through f32 (exact for f16 / bf16 / fp8 sources), f64 or i64 staging, each value rounded
-// once into the target; storage-only and complex dtypes take an element-wise path with the
-// same rules.
+// once into the target; storage-only and complex dtypes take the element-wise definition
+// (ops/cast_elements.h).
 // GCC warns (-Wpsabi) on every lambda taking or returning a vector wider than the baseline ABI:
 // they never cross a translation unit, so the ABI note does not apply.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
-#include <bit>
-#include <cmath>
-#include <complex>
 #include <cstring>
 
 #include "backends/cpu/convert.h"
 #include "backends/cpu/families.h"
 #include "backends/cpu/strided.h"
 #include "ir/dtype_convert.h"
+#include "ops/cast_elements.h"
 // clang-format off
 #include "backends/cpu/simd.h"
 // clang-format on
@@ -26,17 +24,10 @@ namespace {
 bool is_exact(DType t) { return is_integer(t) || t == DType::Bool; }
 bool is_computed_real(DType t) { return dtype_support(t) == DTypeSupport::Full && !is_complex(t); }
 
-// |m| rounded to 53 bits with round-to-odd: one later rounding to a <= 51-bit format is then the
-// correct rounding of the integer (no double rounding).
-double round_to_odd_f64(uint64_t m) {
-  int width = std::bit_width(m);
-  if (width <= 53) return static_cast<double>(m);
-  int shift = width - 53;
-  uint64_t q = m >> shift;
-  if (m & ((uint64_t{1} << shift) - 1)) q |= 1;
-  return std::ldexp(static_cast<double>(q), shift);
-}
-double integer_for_narrow_float(int64_t v) {
+// A staged source value as the f64 that a narrow float target rounds from once: integers past
+// 2^53 are first rounded to odd (exact below), so there is no double rounding.
+double narrow_float_source(double v) { return v; }
+double narrow_float_source(int64_t v) {
   if (v > -(int64_t{1} << 53) && v < (int64_t{1} << 53)) return static_cast<double>(v);
   bool negative = v < 0;
   uint64_t m = negative ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
@@ -44,8 +35,10 @@ double integer_for_narrow_float(int64_t v) {
   return negative ? -d : d;
 }
 
-// Truncation toward zero, then wrap modulo 2^64 (NaN, inf: 0), as store_from_f64.
-inline int64_t f64_to_wrapped_i64(double v) {
+// A staged source value as the i64 an integer target wraps: floats truncate toward zero, then
+// wrap modulo 2^64 (NaN, inf: 0), as store_from_f64.
+int64_t wrapped_i64(int64_t v) { return v; }
+int64_t wrapped_i64(double v) {
   if (v > -9.2e18 && v < 9.2e18) return static_cast<int64_t>(v);
   int64_t r;
   store_from_f64(&r, DType::I64, v);
@@ -58,78 +51,37 @@ void write_as(uint8_t* dst, const S* src, int64_t n, F f) {
   for (int64_t i = 0; i < n; ++i) d[i] = f(src[i]);
 }
 
-void write_from_f64(const double* v, DType to, bool sat, uint8_t* dst, int64_t n) {
-  switch (to) {
-    case DType::F32:
-      return write_as<float>(dst, v, n, [](double x) { return static_cast<float>(x); });
-    case DType::F64:
-      return write_as<double>(dst, v, n, [](double x) { return x; });
-    case DType::F16:
-      return write_as<uint16_t>(dst, v, n, [](double x) { return f64_to_f16(x); });
-    case DType::BF16:
-      return write_as<uint16_t>(dst, v, n, [](double x) { return f64_to_bf16(x); });
-    case DType::F8E4M3FN:
-      return write_as<uint8_t>(dst, v, n, [sat](double x) { return f64_to_f8e4m3fn(x, sat); });
-    case DType::F8E5M2:
-      return write_as<uint8_t>(dst, v, n, [sat](double x) { return f64_to_f8e5m2(x, sat); });
-    case DType::Bool:
-      return write_as<uint8_t>(dst, v, n, [](double x) { return uint8_t{x != 0}; });
-    case DType::U8:
-    case DType::I8:
-      return write_as<uint8_t>(
-          dst, v, n, [](double x) { return static_cast<uint8_t>(f64_to_wrapped_i64(x)); });
-    case DType::I16:
-      return write_as<uint16_t>(
-          dst, v, n, [](double x) { return static_cast<uint16_t>(f64_to_wrapped_i64(x)); });
-    case DType::I32:
-      return write_as<uint32_t>(
-          dst, v, n, [](double x) { return static_cast<uint32_t>(f64_to_wrapped_i64(x)); });
-    case DType::I64:
-      return write_as<int64_t>(dst, v, n, [](double x) { return f64_to_wrapped_i64(x); });
-    case DType::C64:
-    case DType::U16:
-    case DType::U32:
-    case DType::U64:
-    case DType::C128:
-    case DType::F8E4M3FNUZ:
-    case DType::F8E5M2FNUZ:
-    case DType::F8E8M0FNU:
-    case DType::F4E2M1FNx2:
-      break;
-  }
-  TESSEL_ASSERT(false, "cast staging to ", dtype_name(to));
-}
-
-void write_from_i64(const int64_t* v, DType to, bool sat, uint8_t* dst, int64_t n) {
+// A block staged in f64 or i64 (S), each value rounded once into `to`.
+template <class S>
+void write_staged(const S* v, DType to, bool sat, uint8_t* dst, int64_t n) {
   switch (to) {
     case DType::F32:  // int64 -> float converts with one rounding
-      return write_as<float>(dst, v, n, [](int64_t x) { return static_cast<float>(x); });
+      return write_as<float>(dst, v, n, [](S x) { return static_cast<float>(x); });
     case DType::F64:
-      return write_as<double>(dst, v, n, [](int64_t x) { return static_cast<double>(x); });
+      return write_as<double>(dst, v, n, [](S x) { return static_cast<double>(x); });
     case DType::F16:
-      return write_as<uint16_t>(dst, v, n,
-                                [](int64_t x) { return f64_to_f16(integer_for_narrow_float(x)); });
+      return write_as<uint16_t>(dst, v, n, [](S x) { return f64_to_f16(narrow_float_source(x)); });
     case DType::BF16:
-      return write_as<uint16_t>(dst, v, n,
-                                [](int64_t x) { return f64_to_bf16(integer_for_narrow_float(x)); });
+      return write_as<uint16_t>(dst, v, n, [](S x) { return f64_to_bf16(narrow_float_source(x)); });
     case DType::F8E4M3FN:
-      return write_as<uint8_t>(dst, v, n, [sat](int64_t x) {
-        return f64_to_f8e4m3fn(integer_for_narrow_float(x), sat);
-      });
+      return write_as<uint8_t>(dst, v, n,
+                               [sat](S x) { return f64_to_f8e4m3fn(narrow_float_source(x), sat); });
     case DType::F8E5M2:
-      return write_as<uint8_t>(
-          dst, v, n, [sat](int64_t x) { return f64_to_f8e5m2(integer_for_narrow_float(x), sat); });
+      return write_as<uint8_t>(dst, v, n,
+                               [sat](S x) { return f64_to_f8e5m2(narrow_float_source(x), sat); });
     case DType::Bool:
-      return write_as<uint8_t>(dst, v, n, [](int64_t x) { return uint8_t{x != 0}; });
+      return write_as<uint8_t>(dst, v, n, [](S x) { return uint8_t{x != 0}; });
     case DType::U8:
     case DType::I8:
-      return write_as<uint8_t>(dst, v, n, [](int64_t x) { return static_cast<uint8_t>(x); });
+      return write_as<uint8_t>(dst, v, n, [](S x) { return static_cast<uint8_t>(wrapped_i64(x)); });
     case DType::I16:
-      return write_as<uint16_t>(dst, v, n, [](int64_t x) { return static_cast<uint16_t>(x); });
+      return write_as<uint16_t>(dst, v, n,
+                                [](S x) { return static_cast<uint16_t>(wrapped_i64(x)); });
     case DType::I32:
-      return write_as<uint32_t>(dst, v, n, [](int64_t x) { return static_cast<uint32_t>(x); });
+      return write_as<uint32_t>(dst, v, n,
+                                [](S x) { return static_cast<uint32_t>(wrapped_i64(x)); });
     case DType::I64:
-      return write_as<int64_t>(dst, v, n, [](int64_t x) { return x; });
+      return write_as<int64_t>(dst, v, n, [](S x) { return wrapped_i64(x); });
     case DType::C64:
     case DType::U16:
     case DType::U32:
@@ -211,36 +163,11 @@ void cast_run(DType from, DType to, bool sat, const uint8_t* src, int64_t ss, ui
     } else if (!is_exact(from)) {
       double buf[kStageBlock];
       to_f64(s, from, ss, buf, m);
-      write_from_f64(buf, to, sat, d, m);
+      write_staged(buf, to, sat, d, m);
     } else {
       int64_t buf[kStageBlock];
       to_i64(s, from, ss, buf, m);
-      write_from_i64(buf, to, sat, d, m);
-    }
-  }
-}
-
-// Storage-only and complex dtypes: the reference's rules element by element.
-void cast_elementwise(const HostTensor& x, const HostTensor& y, bool saturate) {
-  const DType from = x.dtype, to = y.dtype;
-  for (int64_t i = 0; i < y.numel(); ++i) {
-    if (is_complex(from) && is_complex(to)) {
-      y.set_c128(i, x.get_c128(i));
-    } else if (is_complex(from) && to == DType::Bool) {
-      y.set_i64(i, x.get_c128(i) != std::complex<double>(0.0, 0.0));
-    } else if (is_complex(from)) {
-      y.set_f64(i, x.get_c128(i).real(), saturate);
-    } else if (is_exact(from) && is_exact(to)) {
-      y.set_i64(i, x.get_i64(i));
-    } else if (is_exact(from)) {
-      int64_t bits = x.get_i64(i);
-      bool negative = dtype_kind(from) != DTypeKind::Unsigned && bits < 0;
-      uint64_t m = negative ? 0 - static_cast<uint64_t>(bits) : static_cast<uint64_t>(bits);
-      double d =
-          (to == DType::F64 || to == DType::C128) ? static_cast<double>(m) : round_to_odd_f64(m);
-      y.set_f64(i, negative ? -d : d, saturate);
-    } else {
-      y.set_f64(i, x.get_f64(i), saturate);
+      write_staged(buf, to, sat, d, m);
     }
   }
 }
@@ -250,7 +177,7 @@ void kernel_cast(const Node& node, std::span<const HostTensor> in, std::span<Hos
   const HostTensor& y = out[0];
   const bool sat = node.attrs.b("saturate");
   const DType from = x.dtype, to = y.dtype;
-  if (!is_computed_real(from) || !is_computed_real(to)) return cast_elementwise(x, y, sat);
+  if (!is_computed_real(from) || !is_computed_real(to)) return cast_elements(x, y, sat);
   auto plan = plan_strided<2>(y.shape, {&y, &x});
   strided_for(plan, [&](const std::array<uint8_t*, 2>& p, const std::array<int64_t, 2>& s,
                         int64_t n) { cast_run(from, to, sat, p[1], s[1], p[0], n); });

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "backends/cpu/convert.h"
+#include "backends/cpu/dtype_dispatch.h"
 #include "backends/cpu/families.h"
 #include "backends/cpu/strided.h"
 #include "ops/elementwise_dtypes.h"
@@ -88,63 +89,47 @@ void compare_staged(const StridedPlan<3>& plan, CmpOp op, DType t) {
   });
 }
 
+// Any nonzero byte is true.
+void compare_bool(const StridedPlan<3>& plan, CmpOp op) {
+  dispatch_cmp(op, [&](auto cmp) {
+    strided_for(plan, [&](const Ptrs3& p, const Steps3& s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i)
+        p[0][i] = cmp(p[1][i * s[1]] != 0, p[2][i * s[2]] != 0) ? 1 : 0;
+    });
+  });
+}
+
+// Only Eq / Ne are defined on complex numbers.
+void compare_c64(const StridedPlan<3>& plan, CmpOp op) {
+  const bool eq = op == CmpOp::Eq;
+  strided_for(plan, [&](const Ptrs3& p, const Steps3& s, int64_t n) {
+    auto ap = reinterpret_cast<const float*>(p[1]);
+    auto bp = reinterpret_cast<const float*>(p[2]);
+    for (int64_t i = 0; i < n; ++i) {
+      const float* x = ap + 2 * i * s[1];
+      const float* z = bp + 2 * i * s[2];
+      bool same = x[0] == z[0] && x[1] == z[1];
+      p[0][i] = same == eq ? 1 : 0;
+    }
+  });
+}
+
 void kernel_compare(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
   const HostTensor& y = out[0];
   HostTensor a = broadcast_to(in[0], y.shape), b = broadcast_to(in[1], y.shape);
   auto op = node.attrs.e<CmpOp>("op");
   auto plan = plan_strided<3>(y.shape, {&y, &a, &b});
   const DType t = a.dtype;
-  switch (t) {
-    case DType::F32:
-      return compare_typed<float>(plan, op);
-    case DType::F64:
-      return compare_typed<double>(plan, op);
-    case DType::F16:
-    case DType::BF16:
-    case DType::F8E4M3FN:
-    case DType::F8E5M2:
-      return compare_staged(plan, op, t);
-    case DType::U8:
-      return compare_typed<uint8_t>(plan, op);
-    case DType::I8:
-      return compare_typed<int8_t>(plan, op);
-    case DType::I16:
-      return compare_typed<int16_t>(plan, op);
-    case DType::I32:
-      return compare_typed<int32_t>(plan, op);
-    case DType::I64:
-      return compare_typed<int64_t>(plan, op);
-    case DType::Bool:  // any nonzero byte is true
-      return dispatch_cmp(op, [&](auto cmp) {
-        strided_for(plan, [&](const Ptrs3& p, const Steps3& s, int64_t n) {
-          for (int64_t i = 0; i < n; ++i)
-            p[0][i] = cmp(p[1][i * s[1]] != 0, p[2][i * s[2]] != 0) ? 1 : 0;
-        });
-      });
-    case DType::C64: {  // only Eq / Ne are defined on complex numbers
-      const bool eq = op == CmpOp::Eq;
-      return strided_for(plan, [&](const Ptrs3& p, const Steps3& s, int64_t n) {
-        auto ap = reinterpret_cast<const float*>(p[1]);
-        auto bp = reinterpret_cast<const float*>(p[2]);
-        for (int64_t i = 0; i < n; ++i) {
-          const float* x = ap + 2 * i * s[1];
-          const float* z = bp + 2 * i * s[2];
-          bool same = x[0] == z[0] && x[1] == z[1];
-          p[0][i] = same == eq ? 1 : 0;
-        }
-      });
-    }
-    case DType::U16:
-    case DType::U32:
-    case DType::U64:
-    case DType::C128:
-    case DType::F8E4M3FNUZ:
-    case DType::F8E5M2FNUZ:
-    case DType::F8E8M0FNU:
-    case DType::F4E2M1FNx2:
-      break;
-  }
-  TESSEL_ASSERT(false, "Compare on ", dtype_name(t), " not claimed");
+  if (t == DType::C64) return compare_c64(plan, op);
+  const bool claimed = visit_compute_type(t, [&]<class T>() {
+    if constexpr (kIsStagedF32<T>)
+      compare_staged(plan, op, t);
+    else if constexpr (std::is_same_v<T, bool>)
+      compare_bool(plan, op);
+    else
+      compare_typed<T>(plan, op);
+  });
+  TESSEL_ASSERT(claimed, "Compare on ", dtype_name(t), " not claimed");
 }
 
 // ---- Where ----------------------------------------------------------------------------------

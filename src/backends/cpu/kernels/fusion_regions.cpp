@@ -147,24 +147,6 @@ void binary_block(BinaryOp op, const float* a, const float* b, float* y, int64_t
   for (; i < n; ++i) y[i] = static_cast<float>(binary_f64(op, a[i], b[i]));
 }
 
-bool compare(CmpOp op, float a, float b) {
-  switch (op) {
-    case CmpOp::Eq:
-      return a == b;
-    case CmpOp::Ne:
-      return a != b;
-    case CmpOp::Lt:
-      return a < b;
-    case CmpOp::Le:
-      return a <= b;
-    case CmpOp::Gt:
-      return a > b;
-    case CmpOp::Ge:
-      return a >= b;
-  }
-  return false;
-}
-
 void run_step(const Node& n, const std::vector<float*>& arg, float* y, int64_t len) {
   switch (n.kind) {
     case OpKind::Activation:
@@ -176,7 +158,7 @@ void run_step(const Node& n, const std::vector<float*>& arg, float* y, int64_t l
       break;
     case OpKind::Compare: {
       CmpOp op = n.attrs.e<CmpOp>("op");
-      for (int64_t i = 0; i < len; ++i) y[i] = compare(op, arg[0][i], arg[1][i]) ? 1.f : 0.f;
+      for (int64_t i = 0; i < len; ++i) y[i] = compare_values(op, arg[0][i], arg[1][i]) ? 1.f : 0.f;
       break;
     }
     case OpKind::Where:

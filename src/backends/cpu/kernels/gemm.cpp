@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <new>
+#include <utility>
 
 #include "backends/cpu/activation.h"
 #include "backends/cpu/convert.h"
@@ -98,12 +99,23 @@ inline int64_t iabs(int64_t v) { return v < 0 ? -v : v; }
 
 // x in every lane. simd.h's splat adds x to a zero vector, which the compiler must keep (0 + -0
 // is +0); a shuffle of lane 0 is one broadcast (from memory, folded into the FMA).
+#if defined(__clang__)
+template <class V, size_t... I>
+inline V lane0_everywhere(V v, std::index_sequence<I...>) {
+  return __builtin_shufflevector(v, v, (static_cast<void>(I), 0)...);
+}
+template <class V>
+inline V broadcast(Lane<V> x) {
+  return lane0_everywhere(V{x}, std::make_index_sequence<kLanes<V>>{});
+}
+#else
 template <class V>
 inline V broadcast(Lane<V> x) {
   using Mask = std::conditional_t<sizeof(Lane<V>) == 4, Vi32, Vi64>;
   V v{x};
   return __builtin_shuffle(v, Mask{});
 }
+#endif
 
 // A[i0 .. i0+mc, p0 .. p0+kc] as MR×kc micro-panels: panel r holds rows r·MR.., element
 // (i, p) at [p·MR + i]; rows past mc are zero.
@@ -269,18 +281,24 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
   // Small products are not worth waking the pool.
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * k;
   const int threads = flops < 2e6 ? 1 : num_threads();
-  // Row blocks of equal size (a multiple of MR, at most MC).
-  const int64_t row_blocks = (m + Bk::MC - 1) / Bk::MC;
-  const int64_t mc_step = ((m + row_blocks - 1) / row_blocks + MR - 1) / MR * MR;
+  // Work units are row blocks × column chunks. Row blocks hold whole MR-row micro-panels, at
+  // most MC rows, in equal shares. With enough rows their count is a multiple of the thread
+  // count and columns are not split, so each thread packs only its own A blocks (splitting
+  // columns packs each A block once per chunk); with few rows, columns are split as well.
+  const int64_t row_panels = (m + MR - 1) / MR;
+  int64_t row_blocks = (m + Bk::MC - 1) / Bk::MC;
+  if (threads > 1 && row_blocks >= threads)
+    row_blocks = std::min(row_panels, (row_blocks + threads - 1) / threads * threads);
+  const int64_t mc_max = (row_panels + row_blocks - 1) / row_blocks * MR;
   // Few rows: B is read once per row block anyway, so it is read in place when row-major.
   const bool direct_b = m <= 2 * MR && b.dtype == kNative<T> && b.cs == 1;
   for (int64_t jc = 0; jc < n; jc += Bk::NC) {
     const int64_t nc = std::min<int64_t>(Bk::NC, n - jc);
     const int64_t panels = (nc + NR - 1) / NR;
-    // Column chunks so that there are a few units per thread.
     const int64_t chunks =
-        threads == 1 ? 1
-                     : std::clamp<int64_t>((4 * threads + row_blocks - 1) / row_blocks, 1, panels);
+        threads == 1 || row_blocks % threads == 0
+            ? 1
+            : std::clamp<int64_t>((4 * threads + row_blocks - 1) / row_blocks, 1, panels);
     const int64_t units = row_blocks * chunks;
     for (int64_t pc = 0; pc < k; pc += Bk::KC) {
       const int64_t kc = std::min<int64_t>(Bk::KC, k - pc);
@@ -303,10 +321,11 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
         src.packed = pb;
       }
       parallel_for(units, threads == 1 ? units : 1, [&](int64_t u0, int64_t u1) {
-        T* pa = static_cast<T*>(t_pack_a.get(static_cast<size_t>(mc_step * kc) * sizeof(T)));
+        T* pa = static_cast<T*>(t_pack_a.get(static_cast<size_t>(mc_max * kc) * sizeof(T)));
         for (int64_t u = u0; u < u1; ++u) {
           const int64_t rb = u % row_blocks, ch = u / row_blocks;
-          const int64_t i0 = rb * mc_step, mc = std::min(mc_step, m - i0);
+          const int64_t i0 = rb * row_panels / row_blocks * MR;
+          const int64_t mc = std::min(m, (rb + 1) * row_panels / row_blocks * MR) - i0;
           if (mc <= 0) continue;
           const int64_t q0 = ch * panels / chunks, q1 = (ch + 1) * panels / chunks;
           if (q0 == q1) continue;
@@ -405,9 +424,10 @@ void gemm_any(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const GemmO
     if (!accumulate)
       for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, T(0));
   } else if ((m == 1 && b.dtype == kNative<T>) || (n == 1 && a.dtype == kNative<T>)) {
-    // The vector operand is staged contiguous in the compute type.
+    // The vector operand is staged contiguous in the compute type; the matrix is read in place,
+    // so it must be the native one (m == n == 1 with only A native is the n == 1 form).
     T* x = static_cast<T*>(t_vec.get(static_cast<size_t>(k) * sizeof(T)));
-    if (m == 1) {
+    if (m == 1 && b.dtype == kNative<T>) {
       to_t(a.data, a.dtype, a.cs, x, k);
       gemv(n, k, static_cast<const T*>(b.data), b.cs, b.rs, x, c, 1, accumulate);
     } else {

@@ -214,17 +214,6 @@ void grouped(const HostTensor& x, const HostTensor& w, const std::vector<int64_t
       load_as(x.data() + g[r] * x.strides[0] * xs, x.dtype, x.strides[1], xa + r * k, k);
     GemmOperand a{xa, kComputeDType<T>, k, 1};
     GemmOperand b{w.data() + e * w.strides[0] * ws, w.dtype, w.strides[1], w.strides[2]};
-    std::shared_ptr<Storage> sb;
-    if (w.dtype != kComputeDType<T>) {
-      // Staged in the compute type: the packing conversion of a non-native B gave wrong results
-      // for tiny shapes (parity: moe [scalar], f16 / bf16 / fp8); to be fixed in gemm.cpp.
-      sb = host_allocate(static_cast<size_t>(k * n) * sizeof(T));
-      T* wb = reinterpret_cast<T*>(sb->bytes.get());
-      for (int64_t p = 0; p < k; ++p)
-        load_as(w.data() + (e * w.strides[0] + p * w.strides[1]) * ws, w.dtype, w.strides[2],
-                wb + p * n, n);
-      b = GemmOperand{wb, kComputeDType<T>, n, 1};
-    }
     if constexpr (std::is_floating_point_v<T>)
       gemm_ex<T>(rows, n, k, a, b, yc, n, false);
     else

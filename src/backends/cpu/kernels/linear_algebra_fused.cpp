@@ -187,9 +187,7 @@ std::vector<int> float_activations() {
 
 void register_linear_algebra_fused(KernelRegistry& r) {
   r.native(OpKind::FusedMatMulBiasAct, matmul_bias_act, kFloats, float_activations());
-  // f32 / f64 only: the low-precision path disagreed with the reference on tiny shapes
-  // (parity: mlp [scalar]); those cells run decomposed until it is fixed.
-  r.native(OpKind::FusedSwiGLU, swiglu, {DType::F32, DType::F64});
+  r.native(OpKind::FusedSwiGLU, swiglu, kFloats);
 }
 
 TESSEL_ISA_END

@@ -6,6 +6,7 @@
 
 #include "backends/cpu/families.h"
 #include "backends/cpu/normalization.h"
+#include "ops/positional_params.h"
 #include "runtime/thread_pool.h"
 // clang-format off
 #include "backends/cpu/simd.h"
@@ -106,8 +107,7 @@ template <class T>
 void rope_t(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
   const HostTensor& x = in[0];
   const int64_t seq = x.shape[x.rank() - 2], dim = x.shape[x.rank() - 1];
-  int64_t rotary = node.attrs.i("rotary_dim");
-  if (rotary == 0) rotary = dim;
+  const int64_t rotary = rope_rotary_dim(node, dim);
   const int64_t half = rotary / 2;
   const double base = node.attrs.f("base");
   const bool interleaved = node.attrs.e<RopeStyle>("style") == RopeStyle::GptJ;
@@ -119,8 +119,7 @@ void rope_t(const Node& node, std::span<const HostTensor> in, std::span<HostTens
   else
     for (int64_t s = 0; s < seq; ++s) pos[s] = static_cast<double>(s);
   std::vector<double> inv_freq(static_cast<size_t>(half));
-  for (int64_t i = 0; i < half; ++i)
-    inv_freq[i] = std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(rotary));
+  for (int64_t i = 0; i < half; ++i) inv_freq[i] = rope_frequency(base, i, rotary);
   RotTable<T> table;
   table.resize(seq, interleaved ? rotary : half);
   parallel_for(seq, row_grain(4 * half), [&](int64_t s0, int64_t s1) {
@@ -149,8 +148,7 @@ void axial_rope2d_t(const Node& node, std::span<const HostTensor> in, std::span<
   const int64_t half = dim / 2, quarter = dim / 4;
   if (tokens * dim == 0 || x.numel() == 0) return;
   std::vector<double> freq(static_cast<size_t>(quarter));
-  for (int64_t i = 0; i < quarter; ++i)
-    freq[i] = std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(half));
+  for (int64_t i = 0; i < quarter; ++i) freq[i] = rope_frequency(base, i, half);
   RotTable<T> table;
   table.resize(tokens, dim);
   parallel_for(tokens, row_grain(4 * dim), [&](int64_t n0, int64_t n1) {
@@ -165,16 +163,6 @@ void axial_rope2d_t(const Node& node, std::span<const HostTensor> in, std::span<
   rotate_rows<T>(x, out[0], tokens, dim, dim, [&](const T* xp, T* yp, int64_t n) {
     rotate_interleaved(xp, yp, table.cc.data() + n * dim, table.ss.data() + n * dim, dim);
   });
-}
-
-// ALiBi slopes as llama.cpp's ggml_soft_max_ext (see the reference kernel).
-double alibi_slope(int64_t h, int64_t heads, double max_bias) {
-  int64_t n = 1;
-  while (n * 2 <= heads) n *= 2;
-  const double m0 = std::pow(2.0, -max_bias / static_cast<double>(n));
-  const double m1 = std::pow(2.0, -(max_bias / 2.0) / static_cast<double>(n));
-  return h < n ? std::pow(m0, static_cast<double>(h + 1))
-               : std::pow(m1, static_cast<double>(2 * (h - n) + 1));
 }
 
 // scores [B,H,Sq,Sk] + slope_h · (j - i - (Sk - Sq)), row by row.
