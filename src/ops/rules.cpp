@@ -7,6 +7,10 @@ const RuleTable& rules() {
     RuleTable t;
 #define TESSEL_CATEGORY(e, title) register_rules_##e(t);
 #include "ir/ops.def"
+    register_vjp_elementwise(t);
+    register_vjp_linear_algebra(t);
+    register_vjp_reduction(t);
+    register_vjp_shape_movement(t);
     return t;
   }();
   return table;

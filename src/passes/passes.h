@@ -34,6 +34,19 @@ Graph fold_constants(const Graph& g, int64_t max_elements = 1 << 16);
 // where `backend` claims those natively (after legalization; see src/passes/fuse.cpp).
 Graph fuse(const Graph& g, const Backend& backend);
 
+// Reverse mode (src/passes/autodiff.cpp): appends to `g` the nodes computing the
+// vector-Jacobian product of `outputs` with `cotangents` (one per output, of its type; an invalid
+// Value counts as zero) with respect to each value in `wrt`, and returns one gradient per wrt
+// value, of its type (zeros where no path leads to it). Backward nodes are ordinary nodes:
+// differentiating them again gives higher-order gradients. Throws Unsupported naming the first
+// node on a path whose kind has neither a VJP rule nor a decomposition.
+std::vector<Value> vjp(Graph& g, std::span<const Value> outputs, std::span<const Value> cotangents,
+                       std::span<const Value> wrt);
+
+// A copy of `g` whose outputs are g's outputs followed by d(output 0)/d(input i) for each i in
+// `wrt_inputs` (indices into g.input_nodes()); output 0 must hold one floating-point element.
+Graph grad_graph(const Graph& g, const std::vector<int>& wrt_inputs);
+
 // Re-runs every node's shape rule and checks topological order; throws Internal on mismatch.
 void verify(const Graph& g, const std::string& after_pass);
 

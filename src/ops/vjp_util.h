@@ -1,0 +1,26 @@
+// Helpers the VJP rules (src/ops/*_vjp.cpp) share: summing a broadcast gradient back to its
+// operand's shape, constants in a value's dtype, and reduction axes as a rule reads them.
+#pragma once
+
+#include <vector>
+
+#include "ops/rules.h"
+
+namespace tessel {
+
+// g (of a broadcast result's shape) summed over the axes numpy broadcasting added or stretched
+// to make `to` (the operand's shape) match it; returned with shape `to`.
+Value unbroadcast(GraphBuilder& b, Value g, const Shape& to);
+
+// A rank-0 constant of v's dtype.
+Value scalar_like(GraphBuilder& b, double value, Value v);
+// Zeros of v's type.
+Value zeros_like(GraphBuilder& b, Value v);
+
+// A Reduce-style `axes` attribute (empty = every axis; negative counts from the end) as sorted
+// non-negative axes of a rank-`rank` tensor.
+std::vector<int64_t> reduced_axes(const std::vector<int64_t>& axes, int rank);
+// `shape` with the reduced axes kept as 1 (the keepdims shape).
+Shape keepdims_shape(const Shape& shape, const std::vector<int64_t>& axes);
+
+}  // namespace tessel
