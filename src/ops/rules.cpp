@@ -11,6 +11,9 @@ const RuleTable& rules() {
     register_vjp_linear_algebra(t);
     register_vjp_reduction(t);
     register_vjp_shape_movement(t);
+    register_vjp_indexing(t);
+    register_vjp_normalization(t);
+    register_vjp_losses(t);
     return t;
   }();
   return table;

@@ -65,5 +65,8 @@ void register_vjp_elementwise(RuleTable& table);
 void register_vjp_linear_algebra(RuleTable& table);
 void register_vjp_reduction(RuleTable& table);
 void register_vjp_shape_movement(RuleTable& table);
+void register_vjp_indexing(RuleTable& table);
+void register_vjp_normalization(RuleTable& table);
+void register_vjp_losses(RuleTable& table);
 
 }  // namespace tessel
