@@ -95,9 +95,14 @@ std::vector<Tensor> op(const std::string& kind_or_alias, const std::vector<Tenso
 // compile(fn): traces fn once per distinct (shapes, dtypes, device) signature of its arguments
 // and reuses the compiled graph afterwards. Tensors fn captures become constants of the graph.
 using TensorFn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+class Graph;
 class Function {
  public:
   explicit Function(TensorFn fn);
+  // A graph rewrite applied to each traced graph before it is compiled (e.g. the gradient
+  // transform of grad / value_and_grad).
+  using Transform = std::function<Graph(const Graph&)>;
+  Function(TensorFn fn, Transform transform);
   std::vector<Tensor> operator()(const std::vector<Tensor>& args) const;
   int cache_size() const;   // distinct signatures compiled so far
   int trace_count() const;  // how many times fn was traced
@@ -107,5 +112,12 @@ class Function {
   std::shared_ptr<State> state_;
 };
 Function compile(TensorFn fn);
+
+// Reverse-mode gradients of a function whose output 0 holds one floating-point element (a
+// loss): value_and_grad returns fn's outputs followed by d(output 0)/d(args[i]) for each i in
+// `argnums`; grad returns only the gradients. Compiled and cached like compile(fn); the
+// backward pass is built from per-op VJP rules (src/passes/autodiff.cpp).
+Function value_and_grad(TensorFn fn, std::vector<int> argnums = {0});
+Function grad(TensorFn fn, std::vector<int> argnums = {0});
 
 }  // namespace tessel

@@ -2,11 +2,13 @@
 #include <mutex>
 
 #include "api/lazy.h"
+#include "passes/passes.h"
 
 namespace tessel {
 
 struct Function::State {
   TensorFn fn;
+  Transform transform;
   std::mutex mu;
   // Signature (device, dtypes, shapes of the arguments) -> traced graph.
   std::map<std::string, std::shared_ptr<Graph>> traces;
@@ -14,6 +16,10 @@ struct Function::State {
 };
 
 Function::Function(TensorFn fn) : state_(std::make_shared<State>()) { state_->fn = std::move(fn); }
+
+Function::Function(TensorFn fn, Transform transform) : Function(std::move(fn)) {
+  state_->transform = std::move(transform);
+}
 
 namespace {
 std::string signature(const std::vector<Tensor>& args) {
@@ -52,7 +58,8 @@ std::vector<Tensor> Function::operator()(const std::vector<Tensor>& args) const 
     }
     std::vector<Tensor> outs = state_->fn(placeholders);
     detail::Lowered lowered = detail::lower(outs, /*captured_as_constants=*/true, placeholders);
-    graph = std::make_shared<Graph>(std::move(lowered.graph));
+    graph = std::make_shared<Graph>(state_->transform ? state_->transform(lowered.graph)
+                                                      : std::move(lowered.graph));
     std::lock_guard<std::mutex> lock(state_->mu);
     state_->traces[key] = graph;
     state_->trace_count++;
@@ -76,5 +83,17 @@ int Function::trace_count() const {
 }
 
 Function compile(TensorFn fn) { return Function(std::move(fn)); }
+
+Function value_and_grad(TensorFn fn, std::vector<int> argnums) {
+  return Function(std::move(fn), [argnums](const Graph& g) { return grad_graph(g, argnums); });
+}
+
+Function grad(TensorFn fn, std::vector<int> argnums) {
+  return Function(std::move(fn), [argnums](const Graph& g) {
+    Graph out = grad_graph(g, argnums);
+    out.outputs.erase(out.outputs.begin(), out.outputs.end() - static_cast<long>(argnums.size()));
+    return out;
+  });
+}
 
 }  // namespace tessel

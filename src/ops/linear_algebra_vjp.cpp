@@ -1,5 +1,7 @@
 // VJP rules of the linear-algebra kinds: MatMul (transposes, numpy batch broadcasting, 1-D
-// operands).
+// operands), DotGeneral (any batch / contract dims) and GroupedMatMul.
+#include <algorithm>
+
 #include "ops/vjp_util.h"
 
 namespace tessel {
@@ -32,8 +34,96 @@ std::vector<Value> vjp_matmul(VjpCtx& ctx) {
   return {ga, gw};
 }
 
+// Dims of a rank-`rank` operand that are neither batch nor contracted, ascending.
+std::vector<int64_t> free_dims(int rank, const std::vector<int64_t>& batch,
+                               const std::vector<int64_t>& contract) {
+  std::vector<int64_t> out;
+  for (int64_t d = 0; d < rank; ++d)
+    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
+        std::find(contract.begin(), contract.end(), d) == contract.end())
+      out.push_back(d);
+  return out;
+}
+
+std::vector<int64_t> normalized(std::vector<int64_t> dims, int rank) {
+  for (int64_t& d : dims) d = d < 0 ? d + rank : d;
+  return dims;
+}
+
+// The gradient of one operand ("this": batch dims tb, contract dims tc, rank tr) of
+// y = [batch, lhs free, rhs free]: DotGeneral of g with the other operand over the other's free
+// dims, giving [batch, this free, this contract (in the other's ascending contract order)],
+// then transposed into this operand's layout.
+Value dot_general_operand_grad(GraphBuilder& b, Value g, Value other, int g_free_begin,
+                               const std::vector<int64_t>& tb, const std::vector<int64_t>& tc,
+                               int tr, const std::vector<int64_t>& ob,
+                               const std::vector<int64_t>& oc, int orank) {
+  const std::vector<int64_t> this_free = free_dims(tr, tb, tc);
+  const std::vector<int64_t> other_free = free_dims(orank, ob, oc);
+  const int nb = static_cast<int>(tb.size());
+  std::vector<int64_t> g_batch, g_contract;
+  for (int i = 0; i < nb; ++i) g_batch.push_back(i);
+  for (size_t i = 0; i < other_free.size(); ++i) g_contract.push_back(g_free_begin + i);
+  Value r = b.op1(OpKind::DotGeneral,
+                  Attrs()
+                      .set("lhs_batch", g_batch)
+                      .set("rhs_batch", ob)
+                      .set("lhs_contract", g_contract)
+                      .set("rhs_contract", other_free),
+                  {g, other});
+  // Which of this operand's dims each dim of r is.
+  std::vector<int64_t> source = tb;
+  source.insert(source.end(), this_free.begin(), this_free.end());
+  std::vector<int64_t> other_contract_sorted = oc;
+  std::sort(other_contract_sorted.begin(), other_contract_sorted.end());
+  for (int64_t d : other_contract_sorted) {
+    const size_t k = std::find(oc.begin(), oc.end(), d) - oc.begin();
+    source.push_back(tc[k]);
+  }
+  std::vector<int64_t> perm(static_cast<size_t>(tr));
+  for (int i = 0; i < tr; ++i) perm[source[i]] = i;
+  return b.transpose(r, perm);
+}
+
+std::vector<Value> vjp_dot_general(VjpCtx& ctx) {
+  GraphBuilder& b = ctx.b;
+  Value lhs = ctx.inputs[0], rhs = ctx.inputs[1], g = ctx.cotangents[0];
+  const int lr = ctx.type(lhs).rank(), rr = ctx.type(rhs).rank();
+  const Attrs& a = ctx.node.attrs;
+  const auto lb = normalized(a.ints("lhs_batch"), lr), rb = normalized(a.ints("rhs_batch"), rr);
+  const auto lc = normalized(a.ints("lhs_contract"), lr),
+             rc = normalized(a.ints("rhs_contract"), rr);
+  const int nb = static_cast<int>(lb.size());
+  const int n_lhs_free = lr - nb - static_cast<int>(lc.size());
+  Value gl, gr;
+  if (ctx.needs(0))
+    gl = dot_general_operand_grad(b, g, rhs, nb + n_lhs_free, lb, lc, lr, rb, rc, rr);
+  if (ctx.needs(1)) gr = dot_general_operand_grad(b, g, lhs, nb, rb, rc, rr, lb, lc, lr);
+  return {gl, gr};
+}
+
+// y[t] = x[t]·w[e(t)]: dx[t] = g[t]·w[e(t)]ᵀ (a grouped matmul with the experts transposed);
+// dw[e] = Σ_{t: e(t) = e} x[t]ᵀ g[t], the per-token outer products added into their expert.
+std::vector<Value> vjp_grouped_matmul(VjpCtx& ctx) {
+  GraphBuilder& b = ctx.b;
+  Value x = ctx.inputs[0], w = ctx.inputs[1], ids = ctx.inputs[2], g = ctx.cotangents[0];
+  Value gx, gw;
+  if (ctx.needs(0)) gx = b.op1(OpKind::GroupedMatMul, Attrs(), {g, b.transpose(w, {0, 2, 1}), ids});
+  if (ctx.needs(1)) {
+    const Shape& xs = ctx.type(x).shape;
+    const Shape& gs = ctx.type(g).shape;
+    Value outer = b.mul(b.reshape(x, {xs[0], xs[1], 1}), b.reshape(g, {gs[0], 1, gs[1]}));
+    gw = b.op1(OpKind::ScatterAdd, Attrs().set("axis", int64_t{0}), {zeros_like(b, w), ids, outer});
+  }
+  return {gx, gw, Value{}};
+}
+
 }  // namespace
 
-void register_vjp_linear_algebra(RuleTable& table) { table[OpKind::MatMul].vjp = vjp_matmul; }
+void register_vjp_linear_algebra(RuleTable& table) {
+  table[OpKind::GroupedMatMul].vjp = vjp_grouped_matmul;
+  table[OpKind::MatMul].vjp = vjp_matmul;
+  table[OpKind::DotGeneral].vjp = vjp_dot_general;
+}
 
 }  // namespace tessel

@@ -1,4 +1,4 @@
-// VJP rules of the reductions: Reduce (every op but Prod) and Softmax / log-softmax. The
+// VJP rules of the reductions: Reduce (every op but Prod), Softmax / log-softmax, TopK, Sort. The
 // cotangent of a reduction is reshaped to the keepdims shape and broadcast back over x.
 #include "ops/vjp_util.h"
 
@@ -90,11 +90,32 @@ std::vector<Value> vjp_softmax(VjpCtx& ctx) {
   return {b.mul(y, b.sub(g, b.sum(b.mul(g, y), {axis}, true)))};  // y·(g - Σ g·y)
 }
 
+// The values TopK picked went to `indices` along the axis: the cotangent goes back there.
+Value scatter_back(GraphBuilder& b, Value x, Value indices, Value g, int64_t axis) {
+  return b.op1(OpKind::ScatterElements,
+               Attrs().set("axis", axis).set("reduction", ScatterReduction::Add),
+               {zeros_like(b, x), indices, g});
+}
+
+std::vector<Value> vjp_topk(VjpCtx& ctx) {
+  if (!ctx.cotangents[0].valid()) return {Value{}};  // only the (integer) indices were used
+  return {scatter_back(ctx.b, ctx.inputs[0], ctx.outputs[1], ctx.cotangents[0],
+                       ctx.node.attrs.i("axis"))};
+}
+
+// Sort's permutation, from ArgSort with the same attributes (stable, NaN last).
+std::vector<Value> vjp_sort(VjpCtx& ctx) {
+  Value order = ctx.b.op1(OpKind::ArgSort, ctx.node.attrs, {ctx.inputs[0]});
+  return {scatter_back(ctx.b, ctx.inputs[0], order, ctx.cotangents[0], ctx.node.attrs.i("axis"))};
+}
+
 }  // namespace
 
 void register_vjp_reduction(RuleTable& table) {
   table[OpKind::Reduce].vjp = vjp_reduce;
   table[OpKind::Softmax].vjp = vjp_softmax;
+  table[OpKind::TopK].vjp = vjp_topk;
+  table[OpKind::Sort].vjp = vjp_sort;
 }
 
 }  // namespace tessel

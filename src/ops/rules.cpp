@@ -14,6 +14,7 @@ const RuleTable& rules() {
     register_vjp_indexing(t);
     register_vjp_normalization(t);
     register_vjp_losses(t);
+    register_vjp_positional(t);
     return t;
   }();
   return table;

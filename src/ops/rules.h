@@ -68,5 +68,6 @@ void register_vjp_shape_movement(RuleTable& table);
 void register_vjp_indexing(RuleTable& table);
 void register_vjp_normalization(RuleTable& table);
 void register_vjp_losses(RuleTable& table);
+void register_vjp_positional(RuleTable& table);
 
 }  // namespace tessel

@@ -7,75 +7,13 @@
 #include <functional>
 #include <string>
 
+#include "autodiff/gradient_check.h"
 #include "op_test_util.h"
 #include "ops/rules.h"
 #include "passes/passes.h"
 
 namespace tessel::testing {
 namespace {
-
-// Builds y = f(inputs) into a graph; the test's loss is Σ y·w for a fixed random w, so every
-// element of y has its own cotangent.
-using Body = std::function<Value(GraphBuilder& b, const std::vector<Value>& in)>;
-
-struct Problem {
-  Graph g;  // inputs, then loss as output 0
-  std::vector<HostTensor> args;
-};
-
-Problem make_problem(const std::vector<HostTensor>& args, const Body& body, uint64_t seed) {
-  Problem p;
-  GraphBuilder b(p.g);
-  std::vector<Value> in;
-  for (const HostTensor& a : args) in.push_back(p.g.input(a.dtype, a.shape));
-  Value y = body(b, in);
-  const TensorType& t = p.g.type(y);
-  Value w = p.g.constant(random_tensor(t.dtype, t.shape, seed, -1, 1));
-  p.g.outputs = {b.sum(b.mul(y, w), {})};
-  p.args = args;
-  return p;
-}
-
-double loss_at(Executable& exe, const std::vector<HostTensor>& args) {
-  return exe.run(args)[0].get_f64(0);
-}
-
-// Analytic gradients (grad_graph on the reference) against central differences, for the inputs
-// in `wrt` (default: every float input).
-void expect_gradients(const std::vector<HostTensor>& args, const Body& body,
-                      const std::string& what, std::vector<int> wrt = {}, double tol = 1e-6,
-                      double step = 1e-6) {
-  SCOPED_TRACE(what);
-  Problem p = make_problem(args, body, 77);
-  if (wrt.empty())
-    for (int i = 0; i < static_cast<int>(args.size()); ++i)
-      if (is_float(args[i].dtype)) wrt.push_back(i);
-  const Backend& ref = backend("reference");
-  std::vector<HostTensor> grads = compile_for(grad_graph(p.g, wrt), ref)->run(p.args);
-  auto fwd = compile_for(p.g, ref);
-  for (size_t k = 0; k < wrt.size(); ++k) {
-    const int i = wrt[k];
-    HostTensor x = p.args[i].contiguous();
-    std::vector<HostTensor> probe = p.args;
-    probe[i] = x;
-    HostTensor numeric = HostTensor::empty(DType::F64, x.shape);
-    for (int64_t j = 0; j < x.numel(); ++j) {
-      const double x0 = x.get_f64(j);
-      x.set_f64(j, x0 + step);
-      const double up = loss_at(*fwd, probe);
-      x.set_f64(j, x0 - step);
-      const double down = loss_at(*fwd, probe);
-      x.set_f64(j, x0);
-      numeric.set_f64(j, (up - down) / (2 * step));
-    }
-    ASSERT_EQ(grads[1 + k].shape, x.shape) << "input " << i;
-    expect_close(grads[1 + k], numeric, tol, tol, what + ", d/d input " + std::to_string(i));
-  }
-}
-
-HostTensor rnd(const Shape& s, uint64_t seed, double lo = -1, double hi = 1) {
-  return random_tensor(DType::F64, s, seed, lo, hi);
-}
 
 // Inputs in a range where the activation is smooth and defined.
 std::pair<double, double> activation_domain(ActivationKind k) {
