@@ -2,6 +2,7 @@
 // operands), DotGeneral (any batch / contract dims) and GroupedMatMul.
 #include <algorithm>
 
+#include "ops/dot_general_dims.h"
 #include "ops/vjp_util.h"
 
 namespace tessel {
@@ -34,32 +35,16 @@ std::vector<Value> vjp_matmul(VjpCtx& ctx) {
   return {ga, gw};
 }
 
-// Dims of a rank-`rank` operand that are neither batch nor contracted, ascending.
-std::vector<int64_t> free_dims(int rank, const std::vector<int64_t>& batch,
-                               const std::vector<int64_t>& contract) {
-  std::vector<int64_t> out;
-  for (int64_t d = 0; d < rank; ++d)
-    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
-        std::find(contract.begin(), contract.end(), d) == contract.end())
-      out.push_back(d);
-  return out;
-}
-
-std::vector<int64_t> normalized(std::vector<int64_t> dims, int rank) {
-  for (int64_t& d : dims) d = d < 0 ? d + rank : d;
-  return dims;
-}
-
 // The gradient of one operand ("this": batch dims tb, contract dims tc, rank tr) of
 // y = [batch, lhs free, rhs free]: DotGeneral of g with the other operand over the other's free
 // dims, giving [batch, this free, this contract (in the other's ascending contract order)],
 // then transposed into this operand's layout.
 Value dot_general_operand_grad(GraphBuilder& b, Value g, Value other, int g_free_begin,
-                               const std::vector<int64_t>& tb, const std::vector<int64_t>& tc,
-                               int tr, const std::vector<int64_t>& ob,
-                               const std::vector<int64_t>& oc, int orank) {
-  const std::vector<int64_t> this_free = free_dims(tr, tb, tc);
-  const std::vector<int64_t> other_free = free_dims(orank, ob, oc);
+                               const std::vector<int>& tb, const std::vector<int>& tc,
+                               const std::vector<int>& this_free, int tr,
+                               const std::vector<int>& ob, const std::vector<int>& oc,
+                               const std::vector<int>& other_free) {
+  auto i64 = [](const std::vector<int>& v) { return std::vector<int64_t>(v.begin(), v.end()); };
   const int nb = static_cast<int>(tb.size());
   std::vector<int64_t> g_batch, g_contract;
   for (int i = 0; i < nb; ++i) g_batch.push_back(i);
@@ -67,16 +52,16 @@ Value dot_general_operand_grad(GraphBuilder& b, Value g, Value other, int g_free
   Value r = b.op1(OpKind::DotGeneral,
                   Attrs()
                       .set("lhs_batch", g_batch)
-                      .set("rhs_batch", ob)
+                      .set("rhs_batch", i64(ob))
                       .set("lhs_contract", g_contract)
-                      .set("rhs_contract", other_free),
+                      .set("rhs_contract", i64(other_free)),
                   {g, other});
   // Which of this operand's dims each dim of r is.
-  std::vector<int64_t> source = tb;
+  std::vector<int> source = tb;
   source.insert(source.end(), this_free.begin(), this_free.end());
-  std::vector<int64_t> other_contract_sorted = oc;
+  std::vector<int> other_contract_sorted = oc;
   std::sort(other_contract_sorted.begin(), other_contract_sorted.end());
-  for (int64_t d : other_contract_sorted) {
+  for (int d : other_contract_sorted) {
     const size_t k = std::find(oc.begin(), oc.end(), d) - oc.begin();
     source.push_back(tc[k]);
   }
@@ -89,16 +74,16 @@ std::vector<Value> vjp_dot_general(VjpCtx& ctx) {
   GraphBuilder& b = ctx.b;
   Value lhs = ctx.inputs[0], rhs = ctx.inputs[1], g = ctx.cotangents[0];
   const int lr = ctx.type(lhs).rank(), rr = ctx.type(rhs).rank();
-  const Attrs& a = ctx.node.attrs;
-  const auto lb = normalized(a.ints("lhs_batch"), lr), rb = normalized(a.ints("rhs_batch"), rr);
-  const auto lc = normalized(a.ints("lhs_contract"), lr),
-             rc = normalized(a.ints("rhs_contract"), rr);
-  const int nb = static_cast<int>(lb.size());
-  const int n_lhs_free = lr - nb - static_cast<int>(lc.size());
+  const DotGeneralDims d = dot_general_dims(ctx.node.attrs, lr, rr);
+  const int nb = static_cast<int>(d.lhs_batch.size());
+  const int n_lhs_free = static_cast<int>(d.lhs_free.size());
   Value gl, gr;
   if (ctx.needs(0))
-    gl = dot_general_operand_grad(b, g, rhs, nb + n_lhs_free, lb, lc, lr, rb, rc, rr);
-  if (ctx.needs(1)) gr = dot_general_operand_grad(b, g, lhs, nb, rb, rc, rr, lb, lc, lr);
+    gl = dot_general_operand_grad(b, g, rhs, nb + n_lhs_free, d.lhs_batch, d.lhs_contract,
+                                  d.lhs_free, lr, d.rhs_batch, d.rhs_contract, d.rhs_free);
+  if (ctx.needs(1))
+    gr = dot_general_operand_grad(b, g, lhs, nb, d.rhs_batch, d.rhs_contract, d.rhs_free, rr,
+                                  d.lhs_batch, d.lhs_contract, d.lhs_free);
   return {gl, gr};
 }
 

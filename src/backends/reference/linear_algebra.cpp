@@ -5,6 +5,7 @@
 // Floats accumulate in f64 and are rounded once into the output; integers accumulate exactly in
 // 64-bit two's complement (wrapping) and wrap to the output width on store.
 #include "backends/reference/kernels.h"
+#include "ops/dot_general_dims.h"
 #include "ops/einsum_equation.h"
 
 namespace tessel::reference {
@@ -91,30 +92,11 @@ void matmul(const Node& node, std::span<const HostTensor> in, std::span<HostTens
 // ---------------------------------------------------------------------------------------------
 // DotGeneral
 
-std::vector<int> dims_of(const std::vector<int64_t>& dims, int rank) {
-  std::vector<int> out;
-  for (int64_t d : dims) out.push_back(static_cast<int>(d < 0 ? d + rank : d));
-  return out;
-}
-
-std::vector<int> free_dims(const std::vector<int>& batch, const std::vector<int>& contract,
-                           int rank) {
-  std::vector<bool> used(rank, false);
-  for (int d : batch) used[d] = true;
-  for (int d : contract) used[d] = true;
-  std::vector<int> free;
-  for (int d = 0; d < rank; ++d)
-    if (!used[d]) free.push_back(d);
-  return free;
-}
-
 void dot_general(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
   const HostTensor &a = in[0], &b = in[1];
-  const auto lb = dims_of(node.attrs.ints("lhs_batch"), a.rank());
-  const auto rb = dims_of(node.attrs.ints("rhs_batch"), b.rank());
-  const auto lc = dims_of(node.attrs.ints("lhs_contract"), a.rank());
-  const auto rc = dims_of(node.attrs.ints("rhs_contract"), b.rank());
-  const auto lf = free_dims(lb, lc, a.rank()), rf = free_dims(rb, rc, b.rank());
+  const DotGeneralDims dims = dot_general_dims(node.attrs, a.rank(), b.rank());
+  const auto &lb = dims.lhs_batch, &rb = dims.rhs_batch, &lc = dims.lhs_contract,
+             &rc = dims.rhs_contract, &lf = dims.lhs_free, &rf = dims.rhs_free;
   Shape contract;
   for (int d : lc) contract.push_back(a.shape[d]);
   std::vector<int64_t> ai(a.rank(), 0), bi(b.rank(), 0);

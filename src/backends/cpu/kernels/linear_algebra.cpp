@@ -8,6 +8,7 @@
 
 #include "backends/cpu/convert.h"
 #include "backends/cpu/families.h"
+#include "ops/dot_general_dims.h"
 #include "ops/einsum_equation.h"
 #include "runtime/host_allocator.h"
 #include "runtime/kernel_util.h"
@@ -78,18 +79,11 @@ void matmul(const Node& node, std::span<const HostTensor> in, std::span<HostTens
 // ---------------------------------------------------------------------------------------------
 // DotGeneral: one label per batch pair, per contracted pair and per free dim.
 
-std::vector<int> dims_of(const std::vector<int64_t>& dims, int rank) {
-  std::vector<int> v;
-  for (int64_t d : dims) v.push_back(static_cast<int>(d < 0 ? d + rank : d));
-  return v;
-}
-
 void dot_general(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
   const HostTensor &a = in[0], &b = in[1];
-  const auto lb = dims_of(node.attrs.ints("lhs_batch"), a.rank());
-  const auto rb = dims_of(node.attrs.ints("rhs_batch"), b.rank());
-  const auto lc = dims_of(node.attrs.ints("lhs_contract"), a.rank());
-  const auto rc = dims_of(node.attrs.ints("rhs_contract"), b.rank());
+  const DotGeneralDims dims = dot_general_dims(node.attrs, a.rank(), b.rank());
+  const auto &lb = dims.lhs_batch, &rb = dims.rhs_batch, &lc = dims.lhs_contract,
+             &rc = dims.rhs_contract;
   std::vector<int> a_label(a.rank(), -1), b_label(b.rank(), -1);
   std::vector<int64_t> sizes;
   std::vector<int> out_labels;
