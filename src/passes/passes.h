@@ -37,7 +37,9 @@ Graph fuse(const Graph& g, const Backend& backend);
 // Reverse mode (src/passes/autodiff.cpp): appends to `g` the nodes computing the
 // vector-Jacobian product of `outputs` with `cotangents` (one per output, of its type; an invalid
 // Value counts as zero) with respect to each value in `wrt`, and returns one gradient per wrt
-// value, of its type (zeros where no path leads to it). Backward nodes are ordinary nodes:
+// value, of its type (zeros where no path leads to it). Each wrt value is a leaf: a path from
+// the outputs through one wrt value on to another is not followed (the partial derivative, as
+// for independent inputs). Backward nodes are ordinary nodes:
 // differentiating them again gives higher-order gradients. Throws Unsupported naming the first
 // node on a path whose kind has neither a VJP rule nor a decomposition.
 std::vector<Value> vjp(Graph& g, std::span<const Value> outputs, std::span<const Value> cotangents,
