@@ -12,11 +12,6 @@ int64_t axis_of(const VjpCtx& ctx, int rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
-Value i64_vector(GraphBuilder& b, const std::vector<int64_t>& v) {
-  return b.graph().constant(
-      HostTensor::from_vector(DType::I64, {static_cast<int64_t>(v.size())}, v));
-}
-
 // zeros(like) with g added at `indices` (1-D) along `axis` (index_add).
 Value scatter_add(GraphBuilder& b, Value like, Value indices, Value g, int64_t axis) {
   return b.op1(OpKind::ScatterAdd, Attrs().set("axis", axis), {zeros_like(b, like), indices, g});

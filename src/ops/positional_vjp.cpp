@@ -21,8 +21,7 @@ std::vector<Value> vjp_rope(VjpCtx& ctx) {
     std::vector<int64_t> p(static_cast<size_t>(s[s.size() - 2]));
     std::iota(p.begin(), p.end(), 0);
     for (int64_t& v : p) v = -v;
-    negated = b.graph().constant(
-        HostTensor::from_vector(DType::I64, {static_cast<int64_t>(p.size())}, p));
+    negated = i64_vector(b, p);
   }
   std::vector<Value> grads(ctx.inputs.size());
   grads[0] = b.op1(OpKind::Rope, ctx.node.attrs, {ctx.cotangents[0], negated});

@@ -24,6 +24,11 @@ Value zeros_like(GraphBuilder& b, Value v) {
   return b.expand(scalar_like(b, 0, v), b.type(v).shape);
 }
 
+Value i64_vector(GraphBuilder& b, const std::vector<int64_t>& v) {
+  return b.graph().constant(
+      HostTensor::from_vector(DType::I64, {static_cast<int64_t>(v.size())}, v));
+}
+
 std::vector<int64_t> reduced_axes(const std::vector<int64_t>& axes, int rank) {
   std::vector<int64_t> out;
   if (axes.empty()) {

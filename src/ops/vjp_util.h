@@ -16,6 +16,8 @@ Value unbroadcast(GraphBuilder& b, Value g, const Shape& to);
 Value scalar_like(GraphBuilder& b, double value, Value v);
 // Zeros of v's type.
 Value zeros_like(GraphBuilder& b, Value v);
+// A 1-D i64 constant (index lists, positions).
+Value i64_vector(GraphBuilder& b, const std::vector<int64_t>& v);
 
 // A Reduce-style `axes` attribute (empty = every axis; negative counts from the end) as sorted
 // non-negative axes of a rank-`rank` tensor.
