@@ -2,8 +2,10 @@
 # Installs what building and testing Tessel needs on Debian 12, only if missing.
 set -euo pipefail
 # g++-aarch64-linux-gnu: the test that the cpu backend compiles for aarch64 (NEON).
+# zlib1g-dev: reading gzip datasets; python3-sklearn: it ships the handwritten digits that
+# `tessel train digits` (the main job) trains on — read in C++, no Python at run time.
 packages=(cmake ninja-build g++ ccache libgtest-dev libgmock-dev nlohmann-json3-dev
-  g++-aarch64-linux-gnu)
+  g++-aarch64-linux-gnu zlib1g-dev python3-sklearn)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

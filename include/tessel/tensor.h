@@ -120,4 +120,15 @@ Function compile(TensorFn fn);
 Function value_and_grad(TensorFn fn, std::vector<int> argnums = {0});
 Function grad(TensorFn fn, std::vector<int> argnums = {0});
 
+// The outputs of fn at `primals` and, for each primal i, the vector-Jacobian product
+// Σ_j cotangents[j]ᵀ·∂output_j/∂primals[i] (cotangents: one per output, of its shape and dtype).
+// One graph: fn is traced at each call, and the compiled executable is reused for a graph of
+// the same structure.
+struct VjpResult {
+  std::vector<Tensor> outputs;
+  std::vector<Tensor> vjps;
+};
+VjpResult vjp(const TensorFn& fn, const std::vector<Tensor>& primals,
+              const std::vector<Tensor>& cotangents);
+
 }  // namespace tessel

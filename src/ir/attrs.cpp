@@ -26,6 +26,7 @@ const AttrValue* Attrs::find(std::string_view name) const {
 }
 
 const AttrValue& Attrs::get(std::string_view name) const {
+  if (read_log_) read_log_->names.insert(std::string(name));
   const AttrValue* v = find(name);
   TESSEL_ASSERT(v != nullptr, "attribute '", std::string(name), "' not set");
   return *v;

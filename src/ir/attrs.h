@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <variant>
@@ -17,6 +18,15 @@
 namespace tessel {
 
 class Graph;
+
+// The names of the attributes read through an Attrs (get and the typed getters; not has, which
+// schema checks use), shared by its copies. For the attribute-use check of the VJP rules
+// (tests/autodiff/test_vjp_attr_use.cpp): it attaches a log to a node's attributes, runs the rule,
+// and sees what the rule — or a node it forwarded the attributes to — read.
+struct AttrReadLog {
+  std::set<std::string> names;
+};
+
 using AttrValue = std::variant<int64_t, double, bool, std::vector<int64_t>, std::vector<double>,
                                std::string, DType, std::shared_ptr<const Graph>>;
 
@@ -66,6 +76,10 @@ class Attrs {
 
   const std::vector<std::pair<std::string, AttrValue>>& items() const { return items_; }
 
+  // Records every later read, through this Attrs and its copies, into `log` (null: stop).
+  void log_reads(std::shared_ptr<AttrReadLog> log) { read_log_ = std::move(log); }
+  const std::shared_ptr<AttrReadLog>& read_log() const { return read_log_; }
+
   // Checks names/types against the schema and fills defaults. `where` prefixes errors.
   void normalize(const OpInfo& info, const std::string& where);
 
@@ -76,6 +90,7 @@ class Attrs {
  private:
   const AttrValue* find(std::string_view name) const;
   std::vector<std::pair<std::string, AttrValue>> items_;  // sorted by name
+  std::shared_ptr<AttrReadLog> read_log_;                 // not part of the value (==, hash)
 };
 
 // The value of a kind's variant attribute for a node (0 when the kind has none).

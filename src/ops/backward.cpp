@@ -1,8 +1,10 @@
-// Shape rules of the Backward category. The two softmax cross-entropy losses are ready (reference
-// kernels in backends/reference/backward.cpp); the gradient kinds are pending kernels, but their
-// rules already check that a gradient has the shape and dtype of what it differentiates.
+// Shape rules of the Backward category: each checks that a gradient has the shape and dtype of
+// what it differentiates. The two softmax cross-entropy losses have reference kernels
+// (backends/reference/backward.cpp); the gradient kinds' decompositions sit beside the VJP rules
+// that emit them (src/ops/*_vjp.cpp), one function serving both.
 #include <cmath>
 
+#include "ops/conv_geometry.h"
 #include "ops/rules.h"
 #include "ops/shape_util.h"
 
@@ -379,52 +381,13 @@ std::vector<TensorType> infer_rope_backward(const InferCtx& ctx) {
 
 // ---- Convolution & pooling ----------------------------------------------------------------------
 
-// Per-spatial-axis attributes: empty = `fallback`, else one value >= lo per spatial axis.
-std::vector<int64_t> per_axis(const InferCtx& ctx, const char* name, int sp,
-                              const std::vector<int64_t>& fallback, int64_t lo) {
-  const std::vector<int64_t>& v = ctx.attrs().ints(name);
-  if (v.empty()) return fallback;
-  if (static_cast<int>(v.size()) != sp)
-    ctx.fail(ErrorKind::Value, name, " has ", v.size(), " entries; expected ", sp, " or none");
-  for (int64_t x : v)
-    if (x < lo) ctx.fail(ErrorKind::Value, name, " ", shape_str(v), " has a value below ", lo);
-  return v;
-}
-
-// pads: empty = 0, one per spatial axis = symmetric, 2·sp = ONNX [begins..., ends...].
-std::vector<int64_t> begin_end_pads(const InferCtx& ctx, int sp) {
-  const std::vector<int64_t>& p = ctx.attrs().ints("pads");
-  std::vector<int64_t> out(2 * sp, 0);
-  if (static_cast<int>(p.size()) == sp) {
-    for (int i = 0; i < sp; ++i) out[i] = out[sp + i] = p[i];
-  } else if (static_cast<int>(p.size()) == 2 * sp) {
-    out = p;
-  } else if (!p.empty()) {
-    ctx.fail(ErrorKind::Value, "pads has ", p.size(), " entries; expected none, ", sp, " or ",
-             2 * sp);
-  }
-  for (int64_t x : out)
-    if (x < 0) ctx.fail(ErrorKind::Value, "pads ", shape_str(p), " has a negative value");
-  return out;
-}
-
-// Output length of a sliding window (floor, or torch's ceil_mode rule: the last window must
-// start inside the input or the left padding); <= 0 when the window does not fit.
-int64_t window_count(int64_t in, int64_t pb, int64_t pe, int64_t k, int64_t stride, int64_t dil,
-                     bool ceil_mode) {
-  int64_t span = in + pb + pe - dil * (k - 1) - 1;
-  if (span < 0) return 0;
-  int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
-  if (ceil_mode && (out - 1) * stride >= in + pb) --out;
-  return out;
-}
+// Window attributes and output sizes: ops/conv_geometry.h.
 
 // Checks x [N,C,*sp] * w [O,C/groups,*k] -> y [N,O,*out] under the conv attributes.
 void check_conv(const InferCtx& ctx, int sp, const Shape& x, const Shape& w, const Shape& y) {
-  std::vector<int64_t> ones(sp, 1);
-  auto strides = per_axis(ctx, "strides", sp, ones, 1);
-  auto dilations = per_axis(ctx, "dilations", sp, ones, 1);
-  auto pads = begin_end_pads(ctx, sp);
+  auto strides = checked_window_attr(ctx, "strides", sp, 1, 1);
+  auto dilations = checked_window_attr(ctx, "dilations", sp, 1, 1);
+  WindowPads pads = checked_window_pads(ctx, sp, true);
   int64_t groups = ctx.attrs().i("groups");
   if (groups < 1) ctx.fail(ErrorKind::Value, "groups is ", groups, "; expected >= 1");
   int64_t c = x[1], o = w[0];
@@ -437,12 +400,8 @@ void check_conv(const InferCtx& ctx, int sp, const Shape& x, const Shape& w, con
   Shape expected{x[0], o};
   for (int i = 0; i < sp; ++i) {
     if (w[2 + i] < 1) ctx.fail(ErrorKind::Shape, "kernel ", shape_str(w), " has an empty axis");
-    int64_t n =
-        window_count(x[2 + i], pads[i], pads[sp + i], w[2 + i], strides[i], dilations[i], false);
-    if (n < 1)
-      ctx.fail(ErrorKind::Shape, "kernel ", w[2 + i], " (dilation ", dilations[i],
-               ") does not fit input size ", x[2 + i], " padded by ", pads[i], "+", pads[sp + i]);
-    expected.push_back(n);
+    expected.push_back(checked_window_out_size(ctx, i, x[2 + i], pads.begin[i], pads.end[i],
+                                               w[2 + i], strides[i], dilations[i]));
   }
   if (y != expected)
     ctx.fail(ErrorKind::Shape, "dy has shape ", shape_str(y), "; the convolution of x ",
@@ -493,22 +452,21 @@ std::vector<TensorType> infer_max_pool_backward(const InferCtx& ctx) {
     ctx.fail(ErrorKind::Value, "kernel ", shape_str(kernel), " must have ", Sp, " entries");
   for (int64_t k : kernel)
     if (k < 1) ctx.fail(ErrorKind::Value, "kernel ", shape_str(kernel), " has a size below 1");
-  auto strides = per_axis(ctx, "strides", Sp, kernel, 1);
-  auto dilations = per_axis(ctx, "dilations", Sp, std::vector<int64_t>(Sp, 1), 1);
-  auto pads = begin_end_pads(ctx, Sp);
+  auto strides = checked_window_attr(ctx, "strides", Sp, 0, 1);
+  for (int i = 0; i < Sp; ++i)
+    if (strides[i] == 0) strides[i] = kernel[i];
+  auto dilations = checked_window_attr(ctx, "dilations", Sp, 1, 1);
+  WindowPads pads = checked_window_pads(ctx, Sp, true);
   bool ceil_mode = ctx.attrs().b("ceil_mode");
   int lead = x.rank() - Sp;
   Shape expected(x.shape.begin(), x.shape.begin() + lead);
   for (int i = 0; i < Sp; ++i) {
-    if (pads[i] > kernel[i] / 2 || pads[Sp + i] > kernel[i] / 2)
-      ctx.fail(ErrorKind::Value, "pads ", shape_str(pads), " exceed half the kernel ",
-               shape_str(kernel));
-    int64_t n = window_count(x.shape[lead + i], pads[i], pads[Sp + i], kernel[i], strides[i],
-                             dilations[i], ceil_mode);
-    if (n < 1)
-      ctx.fail(ErrorKind::Shape, "kernel ", kernel[i], " does not fit input size ",
-               x.shape[lead + i]);
-    expected.push_back(n);
+    if (pads.begin[i] > kernel[i] / 2 || pads.end[i] > kernel[i] / 2)
+      ctx.fail(ErrorKind::Value, "pads ", shape_str(ctx.attrs().ints("pads")),
+               " exceed half the kernel ", shape_str(kernel));
+    expected.push_back(checked_window_out_size(ctx, i, x.shape[lead + i], pads.begin[i],
+                                               pads.end[i], kernel[i], strides[i], dilations[i],
+                                               ceil_mode));
   }
   require_shape(ctx, 0, expected, "the pooled shape of x");
   return {x};

@@ -1,11 +1,9 @@
 // Shape rules of the ConvPool category: Conv (1-D/2-D/3-D), Im2Col, ConvTranspose2d, Pool.
 // Every kind runs natively on the reference backend, so none has a decomposition.
-//
-// Window attributes, shared by all kinds: strides / dilations are empty (all 1; a pool's strides
-// default to its kernel) or one per spatial dim; pads are empty (zeros), one per spatial dim
-// (symmetric) or ONNX-style [begins..., ends...].
+// Their window attributes are parsed and checked by ops/conv_geometry.h.
 #include <string>
 
+#include "ops/conv_geometry.h"
 #include "ops/rules.h"
 #include "ops/shape_util.h"
 
@@ -15,58 +13,6 @@ namespace {
 constexpr DTypeSet kConvFloats = dtypes::kFloat | dtypes::kFp8;
 
 std::string ints_str(const std::vector<int64_t>& v) { return shape_str(v); }
-
-// An ints attribute that is empty (→ `n` copies of `fill`) or has one entry per spatial dim,
-// each >= `min`.
-std::vector<int64_t> per_dim(const InferCtx& ctx, const char* name, int n, int64_t fill,
-                             int64_t min) {
-  const std::vector<int64_t>& v = ctx.attrs().ints(name);
-  if (v.empty()) return std::vector<int64_t>(n, fill);
-  if (static_cast<int>(v.size()) != n)
-    ctx.fail(ErrorKind::Value, name, " ", ints_str(v), " must be empty or have ", n,
-             " entries (one per spatial dim)");
-  for (int64_t e : v)
-    if (e < min) ctx.fail(ErrorKind::Value, name, " ", ints_str(v), " must all be >= ", min);
-  return v;
-}
-
-struct Pads {
-  std::vector<int64_t> begin, end;
-};
-
-// pads: empty, one per spatial dim (symmetric) or, when `allow_begin_end`, [begins..., ends...].
-Pads pads_of(const InferCtx& ctx, int n, bool allow_begin_end) {
-  const std::vector<int64_t>& v = ctx.attrs().ints("pads");
-  Pads p{std::vector<int64_t>(n, 0), std::vector<int64_t>(n, 0)};
-  if (v.empty()) return p;
-  bool symmetric = static_cast<int>(v.size()) == n;
-  bool begin_end = allow_begin_end && static_cast<int>(v.size()) == 2 * n;
-  if (!symmetric && !begin_end) {
-    if (allow_begin_end)
-      ctx.fail(ErrorKind::Value, "pads ", ints_str(v), " must be empty, have ", n,
-               " entries (symmetric) or ", 2 * n, " (ONNX begins then ends)");
-    ctx.fail(ErrorKind::Value, "pads ", ints_str(v), " must be empty or have ", n,
-             " entries (symmetric)");
-  }
-  for (int64_t e : v)
-    if (e < 0) ctx.fail(ErrorKind::Value, "pads ", ints_str(v), " must all be >= 0");
-  for (int d = 0; d < n; ++d) {
-    p.begin[d] = v[d];
-    p.end[d] = symmetric ? v[d] : v[n + d];
-  }
-  return p;
-}
-
-// floor((in + pads - dilation·(k−1) − 1) / stride) + 1, failing when it is below 1.
-int64_t window_out_dim(const InferCtx& ctx, int d, int64_t in, int64_t pb, int64_t pe, int64_t k,
-                       int64_t stride, int64_t dilation) {
-  int64_t span = in + pb + pe - dilation * (k - 1) - 1;
-  if (span < 0)
-    ctx.fail(ErrorKind::Shape, "spatial dim ", d, ": padded input ", in, " + ", pb, " + ", pe,
-             " is smaller than the dilated kernel ", dilation * (k - 1) + 1,
-             "; the output would be empty");
-  return span / stride + 1;
-}
 
 // Conv weights: w [O, C/groups, *k] (transposed=false) or [C, O/groups, *k] (transposed=true).
 // Returns the output channel count O.
@@ -112,13 +58,13 @@ std::vector<TensorType> infer_conv(const InferCtx& ctx) {
   int64_t out_channels = check_conv_operands(ctx, false);
   const Shape& k = ctx.in(1).shape;
   int sd = x.rank() - 2;
-  auto strides = per_dim(ctx, "strides", sd, 1, 1);
-  auto dilations = per_dim(ctx, "dilations", sd, 1, 1);
-  Pads pads = pads_of(ctx, sd, true);
+  auto strides = checked_window_attr(ctx, "strides", sd, 1, 1);
+  auto dilations = checked_window_attr(ctx, "dilations", sd, 1, 1);
+  WindowPads pads = checked_window_pads(ctx, sd, true);
   Shape out = {x.shape[0], out_channels};
   for (int d = 0; d < sd; ++d)
-    out.push_back(window_out_dim(ctx, d, x.shape[2 + d], pads.begin[d], pads.end[d], k[2 + d],
-                                 strides[d], dilations[d]));
+    out.push_back(checked_window_out_size(ctx, d, x.shape[2 + d], pads.begin[d], pads.end[d],
+                                          k[2 + d], strides[d], dilations[d]));
   return {{x.dtype, out}};
 }
 
@@ -127,18 +73,18 @@ std::vector<TensorType> infer_conv_transpose2d(const InferCtx& ctx) {
   const TensorType& x = ctx.in(0);
   int64_t out_channels = check_conv_operands(ctx, true);
   const Shape& k = ctx.in(1).shape;
-  auto strides = per_dim(ctx, "strides", 2, 1, 1);
-  auto dilations = per_dim(ctx, "dilations", 2, 1, 1);
-  auto output_padding = per_dim(ctx, "output_padding", 2, 0, 0);
-  Pads pads = pads_of(ctx, 2, true);
+  auto strides = checked_window_attr(ctx, "strides", 2, 1, 1);
+  auto dilations = checked_window_attr(ctx, "dilations", 2, 1, 1);
+  auto output_padding = checked_window_attr(ctx, "output_padding", 2, 0, 0);
+  WindowPads pads = checked_window_pads(ctx, 2, true);
   Shape out = {x.shape[0], out_channels};
   for (int d = 0; d < 2; ++d) {
     if (output_padding[d] >= strides[d] && output_padding[d] >= dilations[d])
       ctx.fail(ErrorKind::Value, "output_padding ", ints_str(output_padding),
                " must be smaller than either the stride or the dilation in each dim (strides ",
                ints_str(strides), ", dilations ", ints_str(dilations), ")");
-    int64_t n = (x.shape[2 + d] - 1) * strides[d] - pads.begin[d] - pads.end[d] +
-                dilations[d] * (k[2 + d] - 1) + output_padding[d] + 1;
+    int64_t n = transposed_out_size(x.shape[2 + d], pads.begin[d], pads.end[d], k[2 + d],
+                                    strides[d], dilations[d], output_padding[d]);
     if (n < 1)
       ctx.fail(ErrorKind::Shape, "spatial dim ", d, ": output size ", n, " is below 1 (input ",
                x.shape[2 + d], ", pads ", pads.begin[d], "+", pads.end[d], ")");
@@ -154,28 +100,14 @@ std::vector<TensorType> infer_im2col(const InferCtx& ctx) {
   const std::vector<int64_t>& kernel = ctx.attrs().ints("kernel");
   if (kernel.size() != 2 || kernel[0] < 1 || kernel[1] < 1)
     ctx.fail(ErrorKind::Value, "kernel ", ints_str(kernel), " must be 2 ints >= 1 (kh, kw)");
-  auto strides = per_dim(ctx, "strides", 2, 1, 1);
-  auto dilations = per_dim(ctx, "dilations", 2, 1, 1);
-  Pads pads = pads_of(ctx, 2, false);
+  auto strides = checked_window_attr(ctx, "strides", 2, 1, 1);
+  auto dilations = checked_window_attr(ctx, "dilations", 2, 1, 1);
+  WindowPads pads = checked_window_pads(ctx, 2, false);
   int64_t blocks = 1;
   for (int d = 0; d < 2; ++d)
-    blocks *= window_out_dim(ctx, d, x.shape[2 + d], pads.begin[d], pads.end[d], kernel[d],
-                             strides[d], dilations[d]);
+    blocks *= checked_window_out_size(ctx, d, x.shape[2 + d], pads.begin[d], pads.end[d], kernel[d],
+                                      strides[d], dilations[d]);
   return {{x.dtype, {x.shape[0], x.shape[1] * kernel[0] * kernel[1], blocks}}};
-}
-
-// Output size of one dim of a kernel pool, with PyTorch's ceil_mode rule: the last window must
-// start inside the input or the left padding.
-int64_t pool_out_dim(const InferCtx& ctx, int d, int64_t in, int64_t pb, int64_t pe, int64_t k,
-                     int64_t stride, int64_t dilation, bool ceil_mode) {
-  int64_t span = in + pb + pe - dilation * (k - 1) - 1;
-  if (span < 0)
-    ctx.fail(ErrorKind::Shape, "spatial dim ", d, ": padded input ", in, " + ", pb, " + ", pe,
-             " is smaller than the dilated kernel ", dilation * (k - 1) + 1,
-             "; the output would be empty");
-  int64_t n = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
-  if (ceil_mode && (n - 1) * stride >= in + pb) --n;
-  return n;
 }
 
 std::vector<TensorType> infer_pool(const InferCtx& ctx) {
@@ -208,6 +140,11 @@ std::vector<TensorType> infer_pool(const InferCtx& ctx) {
       if (!a.ints(name).empty())
         ctx.fail(ErrorKind::Value, "adaptive pooling takes only output_size; ", name,
                  " must be empty, got ", ints_str(a.ints(name)));
+    // Its windows tile the input without padding, so there is no padded window to divide by.
+    if (a.b("count_include_pad"))
+      ctx.fail(ErrorKind::Value,
+               "count_include_pad must be false for adaptive pooling (its windows have no "
+               "padding)");
     const std::vector<int64_t>& size = a.ints("output_size");
     if (static_cast<int>(size.size()) != sd)
       ctx.fail(ErrorKind::Value, "output_size ", ints_str(size), " must have ", sd,
@@ -232,11 +169,11 @@ std::vector<TensorType> infer_pool(const InferCtx& ctx) {
   if (!a.ints("output_size").empty())
     ctx.fail(ErrorKind::Value, "output_size is only for adaptive pooling, got ",
              ints_str(a.ints("output_size")));
-  auto strides = per_dim(ctx, "strides", sd, 0, 1);
+  auto strides = checked_window_attr(ctx, "strides", sd, 0, 1);
   for (int d = 0; d < sd; ++d)
     if (strides[d] == 0) strides[d] = kernel[d];
-  auto dilations = per_dim(ctx, "dilations", sd, 1, 1);
-  Pads pads = pads_of(ctx, sd, true);
+  auto dilations = checked_window_attr(ctx, "dilations", sd, 1, 1);
+  WindowPads pads = checked_window_pads(ctx, sd, true);
   if (kind != PoolKind::Max)
     for (int64_t dil : dilations)
       if (dil != 1)
@@ -253,8 +190,8 @@ std::vector<TensorType> infer_pool(const InferCtx& ctx) {
   if (kind == PoolKind::Lp && a.i("p") < 1)
     ctx.fail(ErrorKind::Value, "p must be >= 1 for Lp pooling, got ", a.i("p"));
   for (int d = 0; d < sd; ++d)
-    out.push_back(pool_out_dim(ctx, d, x.shape[2 + d], pads.begin[d], pads.end[d], kernel[d],
-                               strides[d], dilations[d], a.b("ceil_mode")));
+    out.push_back(checked_window_out_size(ctx, d, x.shape[2 + d], pads.begin[d], pads.end[d],
+                                          kernel[d], strides[d], dilations[d], a.b("ceil_mode")));
   return {{x.dtype, out}};
 }
 

@@ -1,7 +1,9 @@
 // VJP rules of the elementwise kinds: Activation (every differentiable variant), Binary, Where,
-// Cast. x is the input, y the output, g the output's cotangent; derivatives follow PyTorch's
-// conventions where a point is not differentiable (relu'(0) = 0, |x|'(0) = 0, max/min ties
-// split the gradient evenly, pow's exponent gradient is 0 where the base is 0).
+// Cast, GatedResidual; and the decompositions of ReluBackward, ActivationBackward and
+// GatedResidualBackward, which the Activation / GatedResidual rules emit. x is the input, y the
+// output, g the output's cotangent; derivatives follow PyTorch's conventions where a point is not
+// differentiable (relu'(0) = 0, |x|'(0) = 0, max/min ties split the gradient evenly, pow's
+// exponent gradient is 0 where the base is 0).
 #include <cmath>
 #include <numbers>
 
@@ -11,13 +13,33 @@ namespace tessel {
 namespace {
 
 // The value of an `alpha` attribute, or the kind's default when it is NaN (unset).
-double alpha_or(const Node& node, double fallback) {
-  double a = node.attrs.f("alpha");
+double alpha_or(const Attrs& attrs, double fallback) {
+  double a = attrs.f("alpha");
   return std::isnan(a) ? fallback : a;
 }
 
-// dy/dx of Activation `k` at x (y = its output), as a graph.
-Value activation_derivative(GraphBuilder& b, const Node& node, ActivationKind k, Value x, Value y) {
+// dy/dx of Activation (attrs kind, alpha) at x, as a graph; invalid where it is 1 (straight
+// through). `y_in` is the activation's output, or invalid to recompute it where needed.
+Value activation_derivative(GraphBuilder& b, const Attrs& attrs, Value x, Value y_in) {
+  const auto k = attrs.e<ActivationKind>("kind");
+  const double alpha = attrs.f("alpha");
+  Value y = y_in;
+  if (!y.valid()) switch (k) {  // the kinds whose derivative reads y
+      case ActivationKind::Exp:
+      case ActivationKind::Expm1:
+      case ActivationKind::Sqrt:
+      case ActivationKind::Rsqrt:
+      case ActivationKind::Reciprocal:
+      case ActivationKind::Tanh:
+      case ActivationKind::Sigmoid:
+      case ActivationKind::Tan:
+      case ActivationKind::Elu:
+      case ActivationKind::Selu:
+        y = std::isnan(alpha) ? b.activation(k, x) : b.activation(k, x, alpha);
+        break;
+      default:
+        break;
+    }
   auto c = [&](double v) { return scalar_like(b, v, x); };
   auto act = [&](ActivationKind a, Value v) { return b.activation(a, v); };
   auto positive = [&] { return b.compare(CmpOp::Gt, x, c(0)); };
@@ -77,9 +99,9 @@ Value activation_derivative(GraphBuilder& b, const Node& node, ActivationKind k,
     case ActivationKind::Erf:  // 2/√π · e^(-x²)
       return b.mul(c(2 / std::sqrt(std::numbers::pi)), b.exp(b.neg(b.mul(x, x))));
     case ActivationKind::LeakyRelu:
-      return b.where(positive(), c(1), c(alpha_or(node, 0.01)));
+      return b.where(positive(), c(1), c(alpha_or(attrs, 0.01)));
     case ActivationKind::Elu:  // x <= 0: alpha·e^x = y + alpha
-      return b.where(positive(), c(1), b.add(y, c(alpha_or(node, 1.0))));
+      return b.where(positive(), c(1), b.add(y, c(alpha_or(attrs, 1.0))));
     case ActivationKind::Selu: {
       constexpr double kAlpha = 1.6732632423543772848170429916717;
       constexpr double kScale = 1.0507009873554804934193349852946;
@@ -135,12 +157,31 @@ Value activation_derivative(GraphBuilder& b, const Node& node, ActivationKind k,
   return Value{};
 }
 
+// ActivationBackward (dy, x -> dx): dy · f'(x).
+std::vector<Value> decompose_activation_backward(Graph& g, const Node& node,
+                                                 std::span<const Value> in) {
+  GraphBuilder b(g);
+  Value d = activation_derivative(b, node.attrs, in[1], Value{});
+  return {d.valid() ? b.mul(in[0], d) : in[0]};
+}
+
+// ReluBackward (dy, x -> dx): dy where x > 0, else 0 (relu'(0) = 0).
+Value relu_backward(GraphBuilder& b, Value dy, Value x) {
+  return b.where(b.compare(CmpOp::Gt, x, scalar_like(b, 0, x)), dy, scalar_like(b, 0, dy));
+}
+
+std::vector<Value> decompose_relu_backward(Graph& g, const Node& node, std::span<const Value> in) {
+  GraphBuilder b(g);
+  return {relu_backward(b, in[0], in[1])};
+}
+
+// Emits ReluBackward / ActivationBackward; a straight-through kind passes g on.
 std::vector<Value> vjp_activation(VjpCtx& ctx) {
   const auto k = ctx.node.attrs.e<ActivationKind>("kind");
-  Value g = ctx.cotangents[0];
-  Value d = activation_derivative(ctx.b, ctx.node, k, ctx.inputs[0], ctx.outputs[0]);
-  if (!d.valid()) return {g};
-  return {unbroadcast(ctx.b, ctx.b.mul(g, d), ctx.type(ctx.inputs[0]).shape)};
+  Value g = ctx.cotangents[0], x = ctx.inputs[0];
+  if (k == ActivationKind::Identity || k == ActivationKind::Round) return {g};
+  if (k == ActivationKind::Relu) return {ctx.b.op1(OpKind::ReluBackward, Attrs(), {g, x})};
+  return {ctx.b.op1(OpKind::ActivationBackward, ctx.node.attrs, {g, x})};
 }
 
 std::vector<Value> vjp_binary(VjpCtx& ctx) {
@@ -193,9 +234,11 @@ std::vector<Value> vjp_binary(VjpCtx& ctx) {
       if (ctx.needs(1)) gb = b.neg(b.div(b.mul(g, a), r));
       break;
     }
-    case BinaryOp::Mod:
-    case BinaryOp::FloorMod:  // differentiable in a only (ops.def)
-      ga = g;
+    case BinaryOp::Mod:       // y = a - trunc(a/b)·b: d/db = -trunc(a/b)
+    case BinaryOp::FloorMod:  // y = a - floor(a/b)·b: d/db = -floor(a/b)
+      ga = g;                 // the quotient, an integer, recovered exactly as round((a - y) / b)
+      if (ctx.needs(1))
+        gb = b.neg(b.mul(g, b.activation(ActivationKind::Round, b.div(b.sub(a, y), bv))));
       break;
     case BinaryOp::BitAnd:
     case BinaryOp::BitOr:
@@ -223,6 +266,33 @@ std::vector<Value> vjp_cast(VjpCtx& ctx) {
   return {ctx.b.cast(ctx.cotangents[0], ctx.type(ctx.inputs[0]).dtype)};
 }
 
+// GatedResidual out = x + gate·y (gate a DiT modulation): {dx, dy, dgate}, dgate summed to the
+// gate's shape; what GatedResidualBackward (dout, x, y, gate) computes.
+std::vector<Value> gated_residual_backward(GraphBuilder& b, Value dout, Value x, Value y,
+                                           Value gate) {
+  const Shape gs = b.type(gate).shape;
+  const Shape view = modulation_view(b.type(x).shape, gs);
+  Value dgate = b.reshape(unbroadcast(b, b.mul(dout, y), view), gs);
+  return {dout, b.mul(dout, b.reshape(gate, view)), dgate};
+}
+
+std::vector<Value> decompose_gated_residual_backward(Graph& g, const Node& node,
+                                                     std::span<const Value> in) {
+  GraphBuilder b(g);
+  return gated_residual_backward(b, in[0], in[1], in[2], in[3]);
+}
+
+// Emits GatedResidualBackward, unless a [B,D]-style gate is not exactly [B,D] (the kind's
+// contract): then the same gradients inline.
+std::vector<Value> vjp_gated_residual(VjpCtx& ctx) {
+  Value x = ctx.inputs[0], y = ctx.inputs[1], gate = ctx.inputs[2], g = ctx.cotangents[0];
+  const Shape& xs = ctx.type(x).shape;
+  const Shape& gs = ctx.type(gate).shape;
+  if (xs.size() == 3 && gs.size() == 2 && gs != Shape{xs[0], xs[2]})
+    return gated_residual_backward(ctx.b, g, x, y, gate);
+  return ctx.b.emit(OpKind::GatedResidualBackward, Attrs(), {g, x, y, gate});
+}
+
 }  // namespace
 
 void register_vjp_elementwise(RuleTable& table) {
@@ -230,6 +300,10 @@ void register_vjp_elementwise(RuleTable& table) {
   table[OpKind::Binary].vjp = vjp_binary;
   table[OpKind::Where].vjp = vjp_where;
   table[OpKind::Cast].vjp = vjp_cast;
+  table[OpKind::GatedResidual].vjp = vjp_gated_residual;
+  table[OpKind::ReluBackward].decompose = decompose_relu_backward;
+  table[OpKind::ActivationBackward].decompose = decompose_activation_backward;
+  table[OpKind::GatedResidualBackward].decompose = decompose_gated_residual_backward;
 }
 
 }  // namespace tessel

@@ -1,8 +1,9 @@
 // VJP rules of the linear-algebra kinds: MatMul (transposes, numpy batch broadcasting, 1-D
-// operands), DotGeneral (any batch / contract dims) and GroupedMatMul.
+// operands), DotGeneral (any batch / contract dims), GroupedMatMul and Einsum (any equation).
 #include <algorithm>
 
 #include "ops/dot_general_dims.h"
+#include "ops/einsum_equation.h"
 #include "ops/vjp_util.h"
 
 namespace tessel {
@@ -103,12 +104,94 @@ std::vector<Value> vjp_grouped_matmul(VjpCtx& ctx) {
   return {gx, gw, Value{}};
 }
 
+// An Einsum equation from per-operand label ids: id i is the i-th of a..z, A..Z.
+std::string einsum_equation(const std::vector<std::vector<int>>& terms,
+                            const std::vector<int>& output, const std::string& where) {
+  auto letter = [&](int id) {
+    if (id >= 52)
+      throw_error(ErrorKind::Unsupported, where,
+                  ": the Einsum gradient needs more than 52 index letters");
+    return static_cast<char>(id < 26 ? 'a' + id : 'A' + (id - 26));
+  };
+  std::string eq;
+  for (size_t t = 0; t < terms.size(); ++t) {
+    if (t > 0) eq += ',';
+    for (int id : terms[t]) eq += letter(id);
+  }
+  eq += "->";
+  for (int id : output) eq += letter(id);
+  return eq;
+}
+
+// Operand t's gradient is an Einsum of the cotangent (y's labels) with the other operands, out to
+// t's labels. Where t differs from a plain product term: a label it repeats (a diagonal) gets a
+// fresh label per repeat, tied to the first by an identity [n, n] operand; a label only t has
+// (summed out of y) comes from a ones [n] operand, spreading the gradient along it; an axis of
+// size 1 that broadcast against a wider label gets a fresh size-1 label (ones [1]), so the
+// gradient sums over the wider label.
+std::vector<Value> vjp_einsum(VjpCtx& ctx) {
+  GraphBuilder& b = ctx.b;
+  std::vector<Shape> shapes;
+  for (Value in : ctx.inputs) shapes.push_back(ctx.type(in).shape);
+  const EinsumEquation eq = parse_einsum(ctx.node.attrs.s("equation"), shapes, ctx.node.where());
+  const int labels = static_cast<int>(eq.sizes.size());
+  const DType dt = ctx.type(ctx.cotangents[0]).dtype;
+  auto ones = [&](int64_t n) { return b.expand(b.scalar(1, dt), {n}); };
+  auto eye = [&](int64_t n) {
+    HostTensor t = HostTensor::empty(dt, {n, n});
+    for (int64_t i = 0; i < n; ++i) t.set_f64(i * n + i, 1);
+    return b.graph().constant(std::move(t));
+  };
+  std::vector<Value> grads(ctx.inputs.size());
+  for (size_t t = 0; t < ctx.inputs.size(); ++t) {
+    if (!ctx.needs(static_cast<int>(t))) continue;
+    std::vector<std::vector<int>> terms = {eq.output};
+    std::vector<Value> operands = {ctx.cotangents[0]};
+    std::vector<bool> present(static_cast<size_t>(labels), false), seen = present;
+    for (int l : eq.output) present[l] = true;
+    for (size_t o = 0; o < ctx.inputs.size(); ++o) {
+      if (o == t) continue;
+      terms.push_back(eq.operands[o]);
+      operands.push_back(ctx.inputs[o]);
+      for (int l : eq.operands[o]) present[l] = true;
+    }
+    int fresh = labels;
+    std::vector<int> out;
+    for (size_t ax = 0; ax < eq.operands[t].size(); ++ax) {
+      const int l = eq.operands[t][ax];
+      const int64_t n = eq.sizes[l];
+      if (shapes[t][ax] == 1 && n != 1) {  // broadcast in the forward
+        terms.push_back({fresh});
+        operands.push_back(ones(1));
+        out.push_back(fresh++);
+      } else if (seen[l]) {  // a repeat: the diagonal
+        terms.push_back({l, fresh});
+        operands.push_back(eye(n));
+        out.push_back(fresh++);
+      } else {
+        seen[l] = true;
+        out.push_back(l);
+        if (!present[l]) {
+          terms.push_back({l});
+          operands.push_back(ones(n));
+          present[l] = true;
+        }
+      }
+    }
+    grads[t] =
+        b.op1(OpKind::Einsum,
+              Attrs().set("equation", einsum_equation(terms, out, ctx.node.where())), operands);
+  }
+  return grads;
+}
+
 }  // namespace
 
 void register_vjp_linear_algebra(RuleTable& table) {
   table[OpKind::GroupedMatMul].vjp = vjp_grouped_matmul;
   table[OpKind::MatMul].vjp = vjp_matmul;
   table[OpKind::DotGeneral].vjp = vjp_dot_general;
+  table[OpKind::Einsum].vjp = vjp_einsum;
 }
 
 }  // namespace tessel

@@ -1,4 +1,5 @@
-// Shape rules of the LossesMetrics category: Loss (ready), LossBackward and Metric (pending).
+// Shape rules of the LossesMetrics category (Loss, LossBackward, Metric) and Metric's
+// decomposition into forward kinds.
 #include <cmath>
 
 #include "ops/rules.h"
@@ -79,10 +80,58 @@ std::vector<TensorType> infer_metric(const InferCtx& ctx) {
       if (!logits) ctx.fail(ErrorKind::DType, "Perplexity needs float logits [N,C], not class ids");
       break;
     case MetricKind::Accuracy:
+      break;
     case MetricKind::F1:
+      if (!logits && num_classes == 0 && ctx.attrs().e<F1Average>("average") != F1Average::Binary)
+        ctx.fail(ErrorKind::Value,
+                 "F1 over class-id predictions needs num_classes (the class count is not in "
+                 "the ids' shape)");
+      if (logits && pred.shape[1] < 2)
+        ctx.fail(ErrorKind::Shape, "F1 needs at least two classes, got ", pred.str());
       break;
   }
   return {{DType::F32, {}}};
+}
+
+// ---- Metric's decomposition ---------------------------------------------------------------------
+
+// Per-class F1 = 2·tp / (2·tp + fp + fn) = 2·tp / (predicted + present), 0 where a class is
+// neither predicted nor present (scikit-learn's zero_division=0). Counts are f32.
+Value f1_of(GraphBuilder& b, Value tp, Value predicted, Value present) {
+  return b.div(b.add(tp, tp), b.maximum(b.add(predicted, present), b.scalar(1, DType::F32)));
+}
+
+std::vector<Value> decompose_metric(Graph& g, const Node& node, std::span<const Value> in) {
+  GraphBuilder b(g);
+  const Attrs& a = node.attrs;
+  const TensorType pred_t = g.type(in[0]);  // a copy: emitting nodes moves the graph's storage
+  const bool logits = is_float(pred_t.dtype);
+  const auto kind = a.e<MetricKind>("kind");
+  Value labels = b.cast(in[1], DType::I64);
+  if (kind == MetricKind::Perplexity) {
+    Value ce = b.op1(OpKind::SoftmaxCrossEntropyWithLogits, Attrs(), {in[0], labels});
+    return {b.exp(b.cast(ce, DType::F32))};
+  }
+  Value ids = logits ? b.op1(OpKind::ArgMax, Attrs().set("axis", int64_t{1}), {in[0]})
+                     : b.cast(in[0], DType::I64);
+  if (kind == MetricKind::Accuracy)
+    return {b.mean(b.cast(b.compare(CmpOp::Eq, ids, labels), DType::F32), {0})};
+  int64_t classes = a.i("num_classes");
+  if (classes == 0) classes = logits ? pred_t.shape[1] : 2;  // Binary needs classes 0 and 1
+  auto one_hot = [&](Value x) {
+    return b.op1(OpKind::OneHot, Attrs().set("depth", classes).set("dtype", DType::F32), {x});
+  };
+  Value p = one_hot(ids), t = one_hot(labels);
+  Value tp = b.sum(b.mul(p, t), {0}), predicted = b.sum(p, {0}), present = b.sum(t, {0});
+  switch (a.e<F1Average>("average")) {
+    case F1Average::Binary:
+      return {b.reshape(b.narrow(f1_of(b, tp, predicted, present), 0, 1, 1), {})};
+    case F1Average::Macro:
+      return {b.mean(f1_of(b, tp, predicted, present), {0})};
+    case F1Average::Micro:
+      return {f1_of(b, b.sum(tp, {0}), b.sum(predicted, {0}), b.sum(present, {0}))};
+  }
+  TESSEL_ASSERT(false, "unhandled F1Average");
 }
 
 }  // namespace
@@ -91,6 +140,7 @@ void register_rules_LossesMetrics(RuleTable& table) {
   table[OpKind::Loss].infer = infer_loss;
   table[OpKind::LossBackward].infer = infer_loss_backward;
   table[OpKind::Metric].infer = infer_metric;
+  table[OpKind::Metric].decompose = decompose_metric;
 }
 
 }  // namespace tessel

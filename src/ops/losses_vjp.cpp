@@ -1,8 +1,9 @@
 // VJP rules of the loss kinds: Loss (every LossKind, gradients for input and target),
 // SoftmaxCrossEntropy (soft targets) and SoftmaxCrossEntropyWithLogits (class ids). Each gradient
-// is a named function of (attrs, dloss, operands) with the attrs of the pending Backward kinds
-// (LossBackward, SoftmaxCrossEntropyBackward), so it can serve as their decomposition. Where a
-// point is not differentiable the derivative is PyTorch's (Mae: sign; Huber: clamp(x - t)).
+// is a named function of (attrs, dloss, operands) with the attrs of the Backward kinds
+// (LossBackward, SoftmaxCrossEntropyBackward): it is their decomposition, and the rules emit those
+// kinds for the gradients they cover. Where a point is not differentiable the derivative is
+// PyTorch's (Mae: sign; Huber: clamp(x - t)).
 #include "ops/vjp_util.h"
 
 namespace tessel {
@@ -107,8 +108,22 @@ std::vector<Value> pull_back_loss(VjpCtx& ctx, LossGradFn d0, LossGradFn d1) {
   return grads;
 }
 
+// A gradient that a Backward kind (dloss, operand 0, operand 1 -> the gradient) computes, as a
+// node of that kind with the forward node's attributes.
+template <OpKind kind>
+Value emit_loss_backward(GraphBuilder& b, const Attrs& attrs, Value dloss, Value x, Value t) {
+  return b.op1(kind, attrs, {dloss, x, t});
+}
+
+// The decomposition of a Backward kind (dloss, operand 0, operand 1) by its gradient function.
+template <LossGradFn grad>
+std::vector<Value> decompose_loss_backward(Graph& g, const Node& node, std::span<const Value> in) {
+  GraphBuilder b(g);
+  return {grad(b, node.attrs, in[0], in[1], in[2])};
+}
+
 std::vector<Value> vjp_loss(VjpCtx& ctx) {
-  return pull_back_loss(ctx, loss_input_backward, loss_target_backward);
+  return pull_back_loss(ctx, emit_loss_backward<OpKind::LossBackward>, loss_target_backward);
 }
 
 // SoftmaxCrossEntropy's cotangent per element of the logits: Mean divides by the number of
@@ -185,7 +200,8 @@ Value cross_entropy_backward(GraphBuilder& b, const Attrs& attrs, Value dloss, V
 }
 
 std::vector<Value> vjp_cross_entropy(VjpCtx& ctx) {
-  return pull_back_loss(ctx, cross_entropy_backward, nullptr);  // class ids: no gradient
+  // class ids: no gradient
+  return pull_back_loss(ctx, emit_loss_backward<OpKind::SoftmaxCrossEntropyBackward>, nullptr);
 }
 
 }  // namespace
@@ -194,6 +210,9 @@ void register_vjp_losses(RuleTable& table) {
   table[OpKind::Loss].vjp = vjp_loss;
   table[OpKind::SoftmaxCrossEntropy].vjp = vjp_soft_cross_entropy;
   table[OpKind::SoftmaxCrossEntropyWithLogits].vjp = vjp_cross_entropy;
+  table[OpKind::LossBackward].decompose = decompose_loss_backward<loss_input_backward>;
+  table[OpKind::SoftmaxCrossEntropyBackward].decompose =
+      decompose_loss_backward<cross_entropy_backward>;
 }
 
 }  // namespace tessel

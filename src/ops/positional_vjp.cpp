@@ -1,5 +1,7 @@
 // VJP rules of the positional kinds. Rope rotates channel pairs by θ = position · frequency, a
 // linear map whose transpose is the rotation by -θ: Rope of the cotangent at negated positions.
+// AxialRope2d is two such rotations, one per half of D; its transpose likewise. The Rope rule
+// emits RopeBackward, which decomposes into that Rope.
 #include <numeric>
 
 #include "ops/vjp_util.h"
@@ -7,29 +9,63 @@
 namespace tessel {
 namespace {
 
-std::vector<Value> vjp_rope(VjpCtx& ctx) {
-  if (ctx.needs(1))
-    throw_error(ErrorKind::Unsupported, ctx.node.where(),
-                ": no VJP rule yet for the gradient with respect to float positions");
-  GraphBuilder& b = ctx.b;
-  Value positions = ctx.inputs.size() > 1 ? ctx.inputs[1] : Value{};
+// RopeBackward (dy, positions? -> dx): Rope of dy at the negated positions (default 0 .. S-1).
+Value rope_backward(GraphBuilder& b, const Attrs& attrs, Value dy, Value positions) {
   Value negated;
   if (positions.valid()) {
     negated = b.neg(positions);
-  } else {  // the default positions 0 .. S-1
-    const Shape& s = ctx.type(ctx.inputs[0]).shape;
+  } else {
+    const Shape& s = b.type(dy).shape;
     std::vector<int64_t> p(static_cast<size_t>(s[s.size() - 2]));
     std::iota(p.begin(), p.end(), 0);
     for (int64_t& v : p) v = -v;
     negated = i64_vector(b, p);
   }
+  return b.op1(OpKind::Rope, attrs, {dy, negated});
+}
+
+std::vector<Value> decompose_rope_backward(Graph& g, const Node& node, std::span<const Value> in) {
+  GraphBuilder b(g);
+  return {rope_backward(b, node.attrs, in[0], in.size() > 1 ? in[1] : Value{})};
+}
+
+// Emits RopeBackward.
+std::vector<Value> vjp_rope(VjpCtx& ctx) {
+  if (ctx.needs(1))
+    throw_error(ErrorKind::Unsupported, ctx.node.where(),
+                ": no VJP rule yet for the gradient with respect to float positions");
+  Value positions = ctx.inputs.size() > 1 ? ctx.inputs[1] : Value{};
   std::vector<Value> grads(ctx.inputs.size());
-  grads[0] = b.op1(OpKind::Rope, ctx.node.attrs, {ctx.cotangents[0], negated});
+  grads[0] = ctx.b.op1(OpKind::RopeBackward, ctx.node.attrs, {ctx.cotangents[0], positions});
   return grads;
+}
+
+// AxialRope2d rotates the first half of D by the token's grid row and the second by its column,
+// each as a GPT-J Rope over that half: the transpose is that Rope at the negated rows / columns.
+std::vector<Value> vjp_axial_rope2d(VjpCtx& ctx) {
+  GraphBuilder& b = ctx.b;
+  const Shape s = ctx.type(ctx.inputs[0]).shape;
+  const int64_t rank = static_cast<int64_t>(s.size()), half = s.back() / 2;
+  const int64_t grid_h = ctx.node.attrs.i("grid_h"), grid_w = ctx.node.attrs.i("grid_w");
+  std::vector<int64_t> rows, cols;
+  for (int64_t r = 0; r < grid_h; ++r)
+    for (int64_t c = 0; c < grid_w; ++c) {
+      rows.push_back(-r);
+      cols.push_back(-c);
+    }
+  const Attrs rope = Attrs().set("style", RopeStyle::GptJ).set("base", ctx.node.attrs.f("base"));
+  std::vector<Value> halves = b.split(ctx.cotangents[0], rank - 1, {half, half});
+  Value by_row = b.op1(OpKind::Rope, rope, {halves[0], i64_vector(b, rows)});
+  Value by_col = b.op1(OpKind::Rope, rope, {halves[1], i64_vector(b, cols)});
+  return {b.concat({by_row, by_col}, rank - 1)};
 }
 
 }  // namespace
 
-void register_vjp_positional(RuleTable& table) { table[OpKind::Rope].vjp = vjp_rope; }
+void register_vjp_positional(RuleTable& table) {
+  table[OpKind::Rope].vjp = vjp_rope;
+  table[OpKind::AxialRope2d].vjp = vjp_axial_rope2d;
+  table[OpKind::RopeBackward].decompose = decompose_rope_backward;
+}
 
 }  // namespace tessel

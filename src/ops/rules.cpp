@@ -15,6 +15,8 @@ const RuleTable& rules() {
     register_vjp_normalization(t);
     register_vjp_losses(t);
     register_vjp_positional(t);
+    register_vjp_conv_pool(t);
+    register_vjp_attention(t);
     return t;
   }();
   return table;

@@ -69,5 +69,7 @@ void register_vjp_indexing(RuleTable& table);
 void register_vjp_normalization(RuleTable& table);
 void register_vjp_losses(RuleTable& table);
 void register_vjp_positional(RuleTable& table);
+void register_vjp_conv_pool(RuleTable& table);
+void register_vjp_attention(RuleTable& table);
 
 }  // namespace tessel

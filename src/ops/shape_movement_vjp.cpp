@@ -1,5 +1,6 @@
 // VJP rules of the shape and data-movement kinds: Reshape, Transpose, Expand, Narrow, Concat,
-// Pad (constant mode), Clamp.
+// Pad (every mode), Clamp.
+#include "ops/pad_source.h"
 #include "ops/vjp_util.h"
 
 namespace tessel {
@@ -52,14 +53,32 @@ std::vector<Value> vjp_concat(VjpCtx& ctx) {
   return grads;
 }
 
-// Constant padding (and cropping, by negative pads) is undone by the opposite pads.
+// Constant padding (and cropping, by negative pads) is undone by the opposite pads. The other
+// modes read each output element from one input element (pad_source, separable by axis): the
+// cotangent is index-added back to those sources one axis at a time.
 std::vector<Value> vjp_pad(VjpCtx& ctx) {
-  if (ctx.node.attrs.e<PadMode>("mode") != PadMode::Constant)
-    throw_error(ErrorKind::Unsupported, ctx.node.where(),
-                ": no VJP rule yet for Pad modes other than Constant");
-  std::vector<int64_t> pads = ctx.node.attrs.ints("pads");
-  for (int64_t& p : pads) p = -p;
-  return {ctx.b.op1(OpKind::Pad, Attrs().set("pads", pads), {ctx.cotangents[0]})};
+  const std::vector<int64_t>& pads = ctx.node.attrs.ints("pads");
+  const auto mode = ctx.node.attrs.e<PadMode>("mode");
+  if (mode == PadMode::Constant) {
+    std::vector<int64_t> undo = pads;
+    for (int64_t& p : undo) p = -p;
+    return {ctx.b.op1(OpKind::Pad, Attrs().set("pads", undo), {ctx.cotangents[0]})};
+  }
+  const Shape& xs = ctx.type(ctx.inputs[0]).shape;
+  const Shape& ys = ctx.type(ctx.outputs[0]).shape;
+  const int rank = static_cast<int>(xs.size());
+  Value g = ctx.cotangents[0];
+  for (int d = 0; d < rank; ++d) {
+    if (pads[d] == 0 && pads[rank + d] == 0) continue;
+    std::vector<int64_t> source;
+    for (int64_t o = 0; o < ys[d]; ++o) {
+      source.push_back(pad_source(mode, o - pads[d], xs[d]));
+      TESSEL_ASSERT(source.back() >= 0, ctx.node.where(), ": padded position ", o,
+                    " has no source");
+    }
+    g = scatter_add_along(ctx.b, g, d, xs[d], source);
+  }
+  return {g};
 }
 
 // The gradient passes where min <= x <= max (as PyTorch's clamp).

@@ -1,76 +1,39 @@
-// Shape rules of the Training category (optimizers & model surgery); all pending kernels.
+// Shape rules of the Training category (optimizers & model surgery), and OptimizerStep's
+// decomposition into primitives through the update template shared with tessel::Optimizer.
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "ops/rules.h"
 #include "ops/shape_util.h"
+#include "ops/vjp_util.h"
+#include "train/optimizer_update.h"
 
 namespace tessel {
 namespace {
 
-constexpr DTypeSet kParamTypes = dtypes::kFloat | dtypes::kFp8;
-
-// How many state tensors each update rule keeps, all shaped like the parameter (PyTorch's
-// optimizer state, in its order); -1 = free-form (L-BFGS history, Hebbian traces). The op's
-// signature wants one state or more, so SGD keeps its momentum buffer even at momentum 0.
-struct StateLayout {
-  int min_states;
-  int max_states;  // -1 = unbounded; otherwise equal to min_states
-  bool like_param;
-};
-
-StateLayout state_layout(OptimizerKind kind, double momentum) {
-  switch (kind) {
-    case OptimizerKind::Sgd:
-      return {1, 1, true};     // momentum buffer
-    case OptimizerKind::Adam:  // exp_avg, exp_avg_sq
-    case OptimizerKind::AdamW:
-    case OptimizerKind::Lamb:
-      return {2, 2, true};
-    case OptimizerKind::Adamax:
-      return {2, 2, true};  // exp_avg, exp_inf
-    case OptimizerKind::Adagrad:
-      return {1, 1, true};  // sum
-    case OptimizerKind::Adadelta:
-      return {2, 2, true};          // square_avg, acc_delta
-    case OptimizerKind::RmsProp: {  // square_avg (+ momentum buffer)
-      int n = momentum > 0 ? 2 : 1;
-      return {n, n, true};
-    }
-    case OptimizerKind::Lion:
-      return {1, 1, true};  // exp_avg
-    case OptimizerKind::Lars:
-      return {1, 1, true};  // momentum buffer
-    case OptimizerKind::Lbfgs:
-    case OptimizerKind::Hebbian:
-      return {1, -1, false};
-  }
-  return {1, -1, false};
-}
-
-void require_finite_at_least(const InferCtx& ctx, const char* name, double lo) {
-  double v = ctx.attrs().f(name);
-  if (!std::isfinite(v) || v < lo)
-    ctx.fail(ErrorKind::Value, name, " is ", v, "; expected a finite value >= ", lo);
-}
-
-void require_beta(const InferCtx& ctx, const char* name) {
-  double v = ctx.attrs().f(name);
-  if (!(v >= 0 && v < 1))
-    ctx.fail(ErrorKind::Value, name, " is ", v, "; expected 0 <= ", name, " < 1");
-}
+constexpr DTypeSet kParamTypes = dtypes::kFloat;
 
 std::vector<TensorType> infer_optimizer_step(const InferCtx& ctx) {
   const Attrs& a = ctx.attrs();
-  auto kind = a.e<OptimizerKind>("kind");
-  require_finite_at_least(ctx, "lr", 0);
-  require_finite_at_least(ctx, "eps", 0);
-  require_finite_at_least(ctx, "weight_decay", 0);
-  require_finite_at_least(ctx, "momentum", 0);
-  require_beta(ctx, "beta1");
-  require_beta(ctx, "beta2");
+  UpdateRule rule = update_rule_from_attrs(a);
+  const std::string& name =
+      enum_info(VariantEnum::OptimizerKind).values[static_cast<int>(rule.kind)].name;
+  if (rule.kind == OptimizerKind::Lbfgs)
+    ctx.fail(ErrorKind::Unsupported, "kind Lbfgs is not a per-tensor update: it re-evaluates the ",
+             "loss and keeps curvature pairs over all parameters; use tessel::LBFGS");
+  if (rule.kind == OptimizerKind::Hebbian)
+    ctx.fail(ErrorKind::Unsupported, "kind Hebbian learns from pre/post activities, not from a ",
+             "gradient; use tessel::hebbian_update");
+  double lr = a.f("lr");
+  if (!std::isfinite(lr) || lr < 0)
+    ctx.fail(ErrorKind::Value, "lr is ", lr, "; expected a finite value >= 0");
   if (a.i("step") < 1) ctx.fail(ErrorKind::Value, "step is ", a.i("step"), "; expected >= 1");
-  if (a.b("nesterov") && (kind != OptimizerKind::Sgd || !(a.f("momentum") > 0)))
-    ctx.fail(ErrorKind::Value, "nesterov needs kind Sgd with momentum > 0");
+  try {
+    check_update_rule(rule, "");
+  } catch (const Error& e) {
+    ctx.fail(e.kind(), e.what());
+  }
 
   const TensorType& param = ctx.in(0);
   require_dtype(ctx, 0, kParamTypes, "param");
@@ -82,24 +45,46 @@ std::vector<TensorType> infer_optimizer_step(const InferCtx& ctx) {
     ctx.fail(ErrorKind::DType, "grad has dtype ", dtype_name(grad.dtype), "; expected param's ",
              dtype_name(param.dtype));
 
+  // The signature wants one state or more: rules that keep none (SGD / LARS without momentum)
+  // take one that passes through unchanged.
   int num_states = ctx.num_inputs() - 2;
-  StateLayout layout = state_layout(kind, a.f("momentum"));
-  if (num_states < layout.min_states || (layout.max_states >= 0 && num_states > layout.max_states))
-    ctx.fail(ErrorKind::Value, "got ", num_states, " state inputs; ",
-             enum_info(VariantEnum::OptimizerKind).values[static_cast<int>(kind)].name,
-             layout.max_states < 0 ? " keeps at least " : " keeps exactly ", layout.min_states);
+  std::vector<std::string> names = state_names(rule);
+  int want = std::max<int>(1, static_cast<int>(names.size()));
+  if (num_states != want) {
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    ctx.fail(ErrorKind::Value, "got ", num_states, " state inputs; ", name,
+             " with these attributes keeps ", want,
+             names.empty() ? " (unused)" : " (" + list + ")");
+  }
   std::vector<TensorType> outs{param};
   for (int i = 2; i < ctx.num_inputs(); ++i) {
     if (!ctx.has(i)) ctx.fail(ErrorKind::Value, "state ", i - 2, " is absent");
     const TensorType& s = ctx.in(i);
     // States may be kept wider than the parameter (f32 moments for a bf16 weight).
     require_dtype(ctx, i, kParamTypes, "state");
-    if (layout.like_param && s.shape != param.shape)
+    if (s.shape != param.shape)
       ctx.fail(ErrorKind::Shape, "state ", i - 2, " has shape ", shape_str(s.shape),
                "; expected param's ", shape_str(param.shape));
     outs.push_back(s);
   }
   return outs;
+}
+
+// The update template with lr and step as constants of the hyper dtype (f64 for an f64
+// update, f32 otherwise); a pass-through state (see above) is returned unchanged.
+std::vector<Value> decompose_optimizer_step(Graph& g, const Node& node, std::span<const Value> in) {
+  GraphBuilder b(g);
+  UpdateRule rule = update_rule_from_attrs(node.attrs);
+  size_t used = state_names(rule).size();
+  std::span<const Value> states = in.subspan(2, used);
+  DType compute = update_compute_dtype(b, in[0], states);
+  DType hyper = compute == DType::F64 ? DType::F64 : DType::F32;
+  Value lr = b.scalar(node.attrs.f("lr"), hyper);
+  Value step = b.scalar(static_cast<double>(node.attrs.i("step")), hyper);
+  std::vector<Value> out = optimizer_update(b, rule, lr, step, in[0], in[1], states);
+  for (size_t i = 2 + used; i < in.size(); ++i) out.push_back(in[i]);
+  return out;
 }
 
 // mask (true / nonzero = frozen) must broadcast to x without growing it.
@@ -128,12 +113,40 @@ std::vector<TensorType> infer_graft(const InferCtx& ctx) {
   return {dst};
 }
 
+// Freeze and Graft move no data: forward, each is a copy (StopGradient) of its value — x, or
+// src into dst's slot.
+std::vector<Value> decompose_freeze(Graph& g, const Node&, std::span<const Value> in) {
+  return {GraphBuilder(g).stop_gradient(in[0])};
+}
+
+std::vector<Value> decompose_graft(Graph& g, const Node&, std::span<const Value> in) {
+  return {GraphBuilder(g).stop_gradient(in[1])};
+}
+
+// model.freeze: no gradient without a mask; with one, the gradient is zero where the mask is
+// true / nonzero (frozen) and passes elsewhere.
+std::vector<Value> vjp_freeze(VjpCtx& c) {
+  std::vector<Value> grads(c.inputs.size());
+  if (!c.cotangents[0].valid() || !c.needs(0)) return grads;
+  if (c.inputs.size() < 2 || !c.inputs[1].valid()) return grads;  // no mask: all frozen
+  GraphBuilder& b = c.b;
+  Value mask = c.inputs[1];
+  if (c.type(mask).dtype != DType::Bool) mask = b.compare(CmpOp::Ne, mask, scalar_like(b, 0, mask));
+  Value dy = c.cotangents[0];
+  grads[0] = b.where(mask, zeros_like(b, dy), dy);
+  return grads;
+}
+
 }  // namespace
 
 void register_rules_Training(RuleTable& table) {
   table[OpKind::OptimizerStep].infer = infer_optimizer_step;
+  table[OpKind::OptimizerStep].decompose = decompose_optimizer_step;
   table[OpKind::Freeze].infer = infer_freeze;
+  table[OpKind::Freeze].decompose = decompose_freeze;
+  table[OpKind::Freeze].vjp = vjp_freeze;
   table[OpKind::Graft].infer = infer_graft;
+  table[OpKind::Graft].decompose = decompose_graft;
 }
 
 }  // namespace tessel

@@ -29,6 +29,23 @@ Value i64_vector(GraphBuilder& b, const std::vector<int64_t>& v) {
       HostTensor::from_vector(DType::I64, {static_cast<int64_t>(v.size())}, v));
 }
 
+Value scatter_add(GraphBuilder& b, const Shape& shape, Value indices, Value g, int64_t axis) {
+  return b.op1(OpKind::ScatterAdd, Attrs().set("axis", axis),
+               {b.expand(scalar_like(b, 0, g), shape), indices, g});
+}
+
+Value scatter_add_along(GraphBuilder& b, Value g, int64_t axis, int64_t extent,
+                        const std::vector<int64_t>& positions) {
+  Shape shape = b.type(g).shape;
+  shape[axis] = extent;
+  return scatter_add(b, shape, i64_vector(b, positions), g, axis);
+}
+
+Shape modulation_view(const Shape& x, const Shape& m) {
+  if (x.size() == 3 && m.size() == 2) return {m[0], 1, m[1]};
+  return m;
+}
+
 std::vector<int64_t> reduced_axes(const std::vector<int64_t>& axes, int rank) {
   std::vector<int64_t> out;
   if (axes.empty()) {

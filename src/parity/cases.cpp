@@ -116,6 +116,8 @@ std::vector<Case> cases_for(OpKind kind, int variant, const Draw& d, CaseRng& rn
     case Category::Backward:
     case Category::LossesMetrics:
       return cases_nn(kind, variant, d, rng);
+    case Category::Training:
+      return cases_training(kind, variant, d, rng);
     // No ready kinds yet in these categories: no generators.
     case Category::Sources:
     case Category::QuantInference:
@@ -126,7 +128,6 @@ std::vector<Case> cases_for(OpKind kind, int variant, const Draw& d, CaseRng& rn
     case Category::Signal:
     case Category::Splatting:
     case Category::UserExtensible:
-    case Category::Training:
     case Category::Hawkes:
     case Category::Vsa:
     case Category::ActiveInference:

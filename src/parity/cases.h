@@ -55,6 +55,7 @@ std::vector<Case> cases_shape(OpKind kind, int v, const Draw& d, CaseRng& rng);
 std::vector<Case> cases_reduction(OpKind kind, int v, const Draw& d, CaseRng& rng);
 std::vector<Case> cases_linalg(OpKind kind, int v, const Draw& d, CaseRng& rng);
 std::vector<Case> cases_nn(OpKind kind, int v, const Draw& d, CaseRng& rng);
+std::vector<Case> cases_training(OpKind kind, int v, const Draw& d, CaseRng& rng);
 
 // Helpers for generators.
 HostTensor uniform(const Shape& shape, CaseRng& rng, double lo = -2, double hi = 2);

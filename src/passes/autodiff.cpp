@@ -160,4 +160,26 @@ Graph grad_graph(const Graph& g, const std::vector<int>& wrt_inputs) {
   return out;
 }
 
+Graph vjp_graph(const Graph& g, int num_primals) {
+  Graph out = g;
+  std::vector<int> inputs = out.input_nodes();
+  const size_t n_out = out.outputs.size();
+  if (num_primals < 0 || static_cast<size_t>(num_primals) + n_out != inputs.size())
+    throw_error(ErrorKind::Value, "vjp: ", inputs.size(), " inputs for ", num_primals,
+                " primals and ", n_out, " outputs; expected one cotangent per output");
+  std::vector<Value> primals, cotangents;
+  for (int i = 0; i < num_primals; ++i) primals.push_back({inputs[i], 0});
+  for (size_t j = 0; j < n_out; ++j) {
+    Value c{inputs[num_primals + j], 0};
+    const TensorType &ct = out.type(c), &ot = out.type(out.outputs[j]);
+    if (ct != ot)
+      throw_error(ErrorKind::Shape, "vjp: cotangent ", j, " is ", ct.str(), "; output ", j, " is ",
+                  ot.str());
+    cotangents.push_back(c);
+  }
+  std::vector<Value> outputs = out.outputs;
+  for (Value v : vjp(out, outputs, cotangents, primals)) out.outputs.push_back(v);
+  return out;
+}
+
 }  // namespace tessel

@@ -49,6 +49,11 @@ std::vector<Value> vjp(Graph& g, std::span<const Value> outputs, std::span<const
 // `wrt_inputs` (indices into g.input_nodes()); output 0 must hold one floating-point element.
 Graph grad_graph(const Graph& g, const std::vector<int>& wrt_inputs);
 
+// A copy of `g`, whose first `num_primals` inputs are primals and whose remaining inputs are one
+// cotangent per output (of its type), with outputs: g's outputs, then the vector-Jacobian
+// product Σ_j cotangent_jᵀ·∂output_j/∂primal_i for each primal i.
+Graph vjp_graph(const Graph& g, int num_primals);
+
 // Re-runs every node's shape rule and checks topological order; throws Internal on mismatch.
 void verify(const Graph& g, const std::string& after_pass);
 

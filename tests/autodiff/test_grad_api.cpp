@@ -58,5 +58,38 @@ TEST(GradApi, TheLossMustBeOneFloatElement) {
   expect_error(ErrorKind::Value, [&] { h({x}); });
 }
 
+// vjp(fn, primals, cotangents) with two outputs: y0 = a·b (elementwise), y1 = Σ a²;
+// d/da = c0·b + c1·2a, d/db = c0·a.
+TEST(GradApi, VjpOfSeveralOutputs) {
+  for (const char* device : {"reference", "cpu"}) {
+    Tensor a = Tensor::from_vector(std::vector<double>{1, -2, 3}, {3}, DType::F64, device);
+    Tensor b = Tensor::from_vector(std::vector<double>{0.5, 4, -1}, {3}, DType::F64, device);
+    Tensor c0 = Tensor::from_vector(std::vector<double>{1, 2, 3}, {3}, DType::F64, device);
+    Tensor c1 = Tensor::scalar(10, DType::F64, device);
+    auto fn = [](const std::vector<Tensor>& p) {
+      return std::vector<Tensor>{p[0] * p[1], sum(p[0] * p[0])};
+    };
+    VjpResult r = vjp(fn, {a, b}, {c0, c1});
+    ASSERT_EQ(r.outputs.size(), 2u);
+    ASSERT_EQ(r.vjps.size(), 2u);
+    EXPECT_EQ(r.outputs[0].to_f64(), (std::vector<double>{0.5, -8, -3}));
+    EXPECT_EQ(r.outputs[1].item(), 14);
+    EXPECT_EQ(r.vjps[0].to_f64(), (std::vector<double>{0.5 + 20, 8 - 40, -3 + 60})) << device;
+    EXPECT_EQ(r.vjps[1].to_f64(), (std::vector<double>{1, -4, 9})) << device;
+    expect_error(
+        ErrorKind::Value,
+        [&] {
+          vjp(fn, {a, b}, {c0});
+        },
+        "one cotangent missing", "cotangent");
+    expect_error(
+        ErrorKind::Shape,
+        [&] {
+          vjp(fn, {a, b}, {c1, c1});
+        },
+        "cotangent shape", "cotangent 0");
+  }
+}
+
 }  // namespace
 }  // namespace tessel::testing

@@ -431,5 +431,19 @@ TEST(ConvPoolErrors, Pool) {
                "rank 2");
 }
 
+// Adaptive windows tile the input without padding: count_include_pad has nothing to count (the
+// kernels used to divide by 1, a window sum), so the shape rule rejects it.
+TEST(ConvPoolErrors, AdaptivePoolRejectsCountIncludePad) {
+  HostTensor x = random_tensor(DType::F32, {2, 3, 5, 7}, 1);
+  for (PoolKind kind : {PoolKind::AdaptiveAvg, PoolKind::AdaptiveMax}) {
+    Attrs a = pool_attrs(kind).set("output_size", std::vector<int64_t>{2, 3});
+    EXPECT_NO_THROW(run_op1(OpKind::Pool, a, {x}));
+    expect_error(
+        ErrorKind::Value,
+        [&] { run_op1(OpKind::Pool, Attrs(a).set("count_include_pad", true), {x}); },
+        "adaptive with count_include_pad", "count_include_pad must be false for adaptive pooling");
+  }
+}
+
 }  // namespace
 }  // namespace tessel::testing

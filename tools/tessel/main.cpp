@@ -14,7 +14,8 @@
 
 namespace tessel {
 int cmd_profile(const std::vector<std::string>& args);  // profile.cpp
-}
+int cmd_train(const std::vector<std::string>& args);    // train.cpp
+}  // namespace tessel
 
 namespace {
 
@@ -32,6 +33,11 @@ int usage() {
                "       tessel profile [--backend B] [--runs N] [--small] [--json]\n"
                "                                      per-op time and memory of a built-in\n"
                "                                      transformer MLP block (default cpu)\n"
+               "       tessel train digits [--device cpu|reference] [--model mlp|cnn]\n"
+               "                     [--optimizer adam|sgd|adamw|...] [--lr X] [--epochs N]\n"
+               "                     [--batch N] [--seed N] [--checkpoint PATH] [--resume PATH]\n"
+               "                                      train on sklearn's handwritten digits and\n"
+               "                                      report held-out accuracy (the main job)\n"
                "       tessel version\n";
   return 2;
 }
@@ -155,6 +161,7 @@ int main(int argc, char** argv) {
     }
     if (args[0] == "parity") return cmd_parity(args);
     if (args[0] == "profile") return cmd_profile(args);
+    if (args[0] == "train") return cmd_train(args);
     if (args[0] == "ops") return cmd_ops(args.size() > 1 && args[1] == "--json");
     if (args[0] == "coverage") {
       if (args.size() > 1 && args[1] == "--json")

@@ -17,6 +17,7 @@
   X(data_movement)             \
   X(random)                    \
   X(losses)                    \
+  X(backward)                  \
   X(fusion_regions)
 
 TESSEL_ISA_BEGIN

@@ -146,7 +146,23 @@ void register_Backward(Registry& r) {
   r.native(OpKind::SoftmaxCrossEntropy, softmax_cross_entropy_kernel, kFloats);
   r.native(OpKind::SoftmaxCrossEntropyWithLogits, softmax_cross_entropy_with_logits_kernel,
            kFloats);
-  // The gradient kinds (ReluBackward … GatedResidualBackward) are pending: no claims yet.
+  // The gradient kinds run by their decompositions (src/ops/*_vjp.cpp): the functions the VJP
+  // rules use are their definition, and a native kernel elsewhere is proven against them.
+  std::vector<int> differentiable;  // ActivationBackward: the activations with a derivative
+  const EnumInfo& act = enum_info(VariantEnum::ActivationKind);
+  for (int v = 0; v < static_cast<int>(act.values.size()); ++v)
+    if (act.values[v].differentiable) differentiable.push_back(v);
+  r.decomposed(OpKind::ActivationBackward, kFloats, differentiable);
+  for (OpKind k :
+       {OpKind::ReluBackward, OpKind::SoftmaxCrossEntropyBackward, OpKind::AttentionBackward,
+        OpKind::LayerNormBackwardInput, OpKind::LayerNormBackwardGamma,
+        OpKind::RmsNormBackwardInput, OpKind::RmsNormBackwardGamma, OpKind::RmsNormBackwardBeta,
+        OpKind::RopeBackward, OpKind::GroupNormBackwardInput, OpKind::GroupNormBackwardGamma,
+        OpKind::GroupNormBackwardBeta, OpKind::BatchNormInferenceBackwardInput,
+        OpKind::BatchNormInferenceBackwardGamma, OpKind::BatchNormInferenceBackwardBeta,
+        OpKind::CumsumBackward, OpKind::GatherBackward, OpKind::AdaLayerNormBackward,
+        OpKind::GatedResidualBackward})
+    r.decomposed(k, kFloats);
 }
 
 }  // namespace tessel::reference

@@ -1,38 +1,16 @@
 // Reference kernels of the ConvPool category: Conv (1-D/2-D/3-D), Im2Col, ConvTranspose2d and
-// Pool. Inputs are read through their strides; sums accumulate in f64 and each output element is
-// written once. Attributes were validated by the shape rules (src/ops/conv_pool.cpp), so the
-// kernels only fill in defaults.
+// Pool, and of the Backward kinds that differentiate them (Conv{2,3}dBackward{Input,Weight},
+// MaxPool{2,3}dBackward). Inputs are read through their strides; sums accumulate in f64 and each
+// output element is written once. Attributes were validated by the shape rules
+// (src/ops/conv_pool.cpp), so the kernels only fill in defaults.
 #include <cmath>
 #include <limits>
 
 #include "backends/reference/kernels.h"
+#include "ops/conv_geometry.h"
 
 namespace tessel::reference {
 namespace {
-
-// An ints attribute with its default filled in: empty → n copies of `fill`.
-std::vector<int64_t> per_dim(const Attrs& a, const char* name, int n, int64_t fill) {
-  std::vector<int64_t> v = a.ints(name);
-  if (v.empty()) v.assign(n, fill);
-  return v;
-}
-
-struct Pads {
-  std::vector<int64_t> begin, end;
-};
-
-// pads: empty, symmetric (n) or ONNX [begins..., ends...] (2n).
-Pads pads_of(const Attrs& a, int n) {
-  const std::vector<int64_t>& v = a.ints("pads");
-  Pads p{std::vector<int64_t>(n, 0), std::vector<int64_t>(n, 0)};
-  if (v.empty()) return p;
-  bool symmetric = static_cast<int>(v.size()) == n;
-  for (int d = 0; d < n; ++d) {
-    p.begin[d] = v[d];
-    p.end[d] = symmetric ? v[d] : v[n + d];
-  }
-  return p;
-}
 
 // One in-bounds position of a window along one spatial dim: its element offset contribution in
 // the input and, for convolutions, in the weight.
@@ -71,28 +49,40 @@ void for_each_tap(const Taps& taps, Fn&& fn) {
 // Conv: y[n, o, *p] = b[o] + Σ_{c in o's group, *k} x[n, c, p·stride − pad_begin + k·dilation]
 //                                                  · w[o, c − group start, *k]
 
+// The window attributes of a convolution with `sd` spatial dims.
+struct ConvWindow : WindowAttrs {
+  int64_t groups;
+  ConvWindow(const Attrs& a, int sd)
+      : WindowAttrs(conv_window_attrs(a, sd)), groups(a.i("groups")) {}
+
+  // The in-bounds taps of output position idx[2:], per spatial dim: offsets through x_strides
+  // into an x of spatial shape x_shape[2:], and through w_strides into a w of kernel w_shape[2:].
+  void taps(const std::vector<int64_t>& idx, const Shape& x_shape,
+            const std::vector<int64_t>& x_strides, const Shape& w_shape,
+            const std::vector<int64_t>& w_strides, Taps& out) const {
+    for (size_t d = 0; d < out.size(); ++d) {
+      out[d].clear();
+      for (int64_t k = 0; k < w_shape[2 + d]; ++k) {
+        int64_t p = idx[2 + d] * strides[d] - pads.begin[d] + k * dilations[d];
+        if (p >= 0 && p < x_shape[2 + d])
+          out[d].push_back({p * x_strides[2 + d], k * w_strides[2 + d]});
+      }
+    }
+  }
+};
+
 void conv_kernel(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
   const HostTensor &x = in[0], &w = in[1], &b = in[2];
   const HostTensor& y = out[0];
   int sd = x.rank() - 2;
-  auto strides = per_dim(node.attrs, "strides", sd, 1);
-  auto dilations = per_dim(node.attrs, "dilations", sd, 1);
-  Pads pads = pads_of(node.attrs, sd);
-  int64_t groups = node.attrs.i("groups");
-  int64_t cpg = x.shape[1] / groups;  // input channels per group
-  int64_t opg = y.shape[1] / groups;  // output channels per group
+  const ConvWindow cw(node.attrs, sd);
+  int64_t cpg = x.shape[1] / cw.groups;  // input channels per group
+  int64_t opg = y.shape[1] / cw.groups;  // output channels per group
   Taps taps(sd);
   int64_t linear = 0;
   for_each_index(y.shape, [&](const std::vector<int64_t>& idx) {
     int64_t n = idx[0], o = idx[1], g = o / opg;
-    for (int d = 0; d < sd; ++d) {
-      taps[d].clear();
-      for (int64_t k = 0; k < w.shape[2 + d]; ++k) {
-        int64_t p = idx[2 + d] * strides[d] - pads.begin[d] + k * dilations[d];
-        if (p >= 0 && p < x.shape[2 + d])
-          taps[d].push_back({p * x.strides[2 + d], k * w.strides[2 + d]});
-      }
-    }
+    cw.taps(idx, x.shape, x.strides, w.shape, w.strides, taps);
     double acc = present(b) ? load_f64(b, b.offset + o * b.strides[0]) : 0.0;
     for (int64_t ci = 0; ci < cpg; ++ci) {
       int64_t x_base = x.offset + n * x.strides[0] + (g * cpg + ci) * x.strides[1];
@@ -106,6 +96,51 @@ void conv_kernel(const Node& node, std::span<const HostTensor> in, std::span<Hos
 }
 
 // ---------------------------------------------------------------------------------------------
+// Conv{2,3}dBackwardInput / Conv{2,3}dBackwardWeight: the forward convolution's windows walked
+// once per element of dy; every (x tap, w tap) pair of an in-group channel adds dy · w to dx
+// (wrt_input) or dy · x to dw, in f64.
+
+void conv_backward(bool wrt_input, const Node& node, std::span<const HostTensor> in,
+                   std::span<HostTensor> out) {
+  const HostTensor &dy = in[0], &operand = in[1];
+  const HostTensor& grad = out[0];  // contiguous: its strides index the accumulator
+  const HostTensor& x = wrt_input ? grad : operand;
+  const HostTensor& w = wrt_input ? operand : grad;
+  int sd = dy.rank() - 2;
+  const ConvWindow cw(node.attrs, sd);
+  int64_t cpg = x.shape[1] / cw.groups, opg = dy.shape[1] / cw.groups;
+  int64_t operand_offset = operand.offset;
+  std::vector<double> acc(grad.numel(), 0.0);
+  Taps taps(sd);
+  for_each_index(dy.shape, [&](const std::vector<int64_t>& idx) {
+    int64_t n = idx[0], o = idx[1], g = o / opg;
+    double dyv = at_f64(dy, idx);
+    cw.taps(idx, x.shape, x.strides, w.shape, w.strides, taps);
+    for (int64_t ci = 0; ci < cpg; ++ci) {
+      int64_t x_base = n * x.strides[0] + (g * cpg + ci) * x.strides[1];
+      int64_t w_base = o * w.strides[0] + ci * w.strides[1];
+      for_each_tap(taps, [&](int64_t xo, int64_t wo) {
+        if (wrt_input)
+          acc[x_base + xo] += dyv * load_f64(w, operand_offset + w_base + wo);
+        else
+          acc[w_base + wo] += dyv * load_f64(x, operand_offset + x_base + xo);
+      });
+    }
+  });
+  for (int64_t i = 0; i < static_cast<int64_t>(acc.size()); ++i) grad.set_f64(i, acc[i]);
+}
+
+void conv_backward_input_kernel(const Node& node, std::span<const HostTensor> in,
+                                std::span<HostTensor> out) {
+  conv_backward(true, node, in, out);
+}
+
+void conv_backward_weight_kernel(const Node& node, std::span<const HostTensor> in,
+                                 std::span<HostTensor> out) {
+  conv_backward(false, node, in, out);
+}
+
+// ---------------------------------------------------------------------------------------------
 // ConvTranspose2d: each x[n, c, i, j] scatters x · w[c, o, kh, kw] into
 // y[n, group(c)·O/groups + o, i·stride − pad_begin + kh·dilation, ...].
 
@@ -113,9 +148,9 @@ void conv_transpose2d_kernel(const Node& node, std::span<const HostTensor> in,
                              std::span<HostTensor> out) {
   const HostTensor &x = in[0], &w = in[1], &b = in[2];
   const HostTensor& y = out[0];
-  auto strides = per_dim(node.attrs, "strides", 2, 1);
-  auto dilations = per_dim(node.attrs, "dilations", 2, 1);
-  Pads pads = pads_of(node.attrs, 2);
+  const WindowAttrs win = conv_window_attrs(node.attrs, 2);
+  const auto &strides = win.strides, &dilations = win.dilations;
+  const WindowPads& pads = win.pads;
   int64_t groups = node.attrs.i("groups");
   int64_t cpg = x.shape[1] / groups, opg = w.shape[1];
   int64_t N = y.shape[0], O = y.shape[1], H = y.shape[2], W = y.shape[3];
@@ -153,11 +188,11 @@ void im2col_kernel(const Node& node, std::span<const HostTensor> in, std::span<H
   const HostTensor& x = in[0];
   const HostTensor& y = out[0];
   const std::vector<int64_t>& kernel = node.attrs.ints("kernel");
-  auto strides = per_dim(node.attrs, "strides", 2, 1);
-  auto dilations = per_dim(node.attrs, "dilations", 2, 1);
-  Pads pads = pads_of(node.attrs, 2);
+  const WindowAttrs win = conv_window_attrs(node.attrs, 2);
+  const auto &strides = win.strides, &dilations = win.dilations;
+  const WindowPads& pads = win.pads;
   int64_t ow_count =
-      (x.shape[3] + 2 * pads.begin[1] - dilations[1] * (kernel[1] - 1) - 1) / strides[1] + 1;
+      window_out_size(x.shape[3], pads.begin[1], pads.end[1], kernel[1], strides[1], dilations[1]);
   bool exact_int = is_integer(x.dtype);
   int64_t linear = 0;
   for_each_index(y.shape, [&](const std::vector<int64_t>& idx) {
@@ -180,6 +215,15 @@ void im2col_kernel(const Node& node, std::span<const HostTensor> in, std::span<H
 // Max / AdaptiveMax take the largest (NaN propagates), Avg divides by PyTorch's divisor, Lp
 // follows torch.lp_pool (avg_pool of x^p without padding, · kernel size, ^(1/p)), AdaptiveAvg
 // averages windows [floor(i·in/out), ceil((i+1)·in/out)).
+
+// The in-bounds positions q = lo, lo + step, ... < hi of a window over [0, in_dim), as offsets
+// through two strides.
+void window_taps(int64_t lo, int64_t hi, int64_t step, int64_t in_dim, int64_t stride_a,
+                 int64_t stride_b, std::vector<Tap>& taps) {
+  taps.clear();
+  for (int64_t q = lo; q < hi; q += step)
+    if (q >= 0 && q < in_dim) taps.push_back({q * stride_a, q * stride_b});
+}
 
 double reduce_float_window(PoolKind kind, const HostTensor& x, int64_t base, const Taps& taps,
                            int64_t pool_size, int64_t count, int64_t kernel_size, int64_t p,
@@ -224,21 +268,10 @@ void pool_kernel(const Node& node, std::span<const HostTensor> in, std::span<Hos
   auto kind = a.e<PoolKind>("kind");
   int sd = x.rank() - 2;
   bool adaptive = kind == PoolKind::AdaptiveMax || kind == PoolKind::AdaptiveAvg;
-  struct {
-    std::vector<int64_t> kernel, strides, dilations;
-    Pads pads;
-  } geo;
+  const std::vector<int64_t>& kernel = a.ints("kernel");  // empty when adaptive
+  const WindowAttrs geo = pool_window_attrs(a, sd);
   int64_t kernel_size = 1;
-  if (!adaptive) {
-    geo.kernel = a.ints("kernel");
-    geo.strides = per_dim(a, "strides", sd, 0);
-    for (int d = 0; d < sd; ++d) {
-      if (geo.strides[d] == 0) geo.strides[d] = geo.kernel[d];
-      kernel_size *= geo.kernel[d];
-    }
-    geo.dilations = per_dim(a, "dilations", sd, 1);
-    geo.pads = pads_of(a, sd);
-  }
+  for (int64_t k : kernel) kernel_size *= k;
   bool count_include_pad = a.b("count_include_pad");
   int64_t p = a.i("p");
   bool exact_int = is_integer(x.dtype);
@@ -256,13 +289,11 @@ void pool_kernel(const Node& node, std::span<const HostTensor> in, std::span<Hos
       } else {
         lo = o * geo.strides[d] - geo.pads.begin[d];
         step = geo.dilations[d];
-        hi = lo + (geo.kernel[d] - 1) * step + 1;
+        hi = lo + (kernel[d] - 1) * step + 1;
         // Avg's count_include_pad divisor: the window clipped to the padded input.
         pool_size *= std::min(hi, in_dim + geo.pads.end[d]) - lo;
       }
-      taps[d].clear();
-      for (int64_t q = lo; q < hi; q += step)
-        if (q >= 0 && q < in_dim) taps[d].push_back({q * x.strides[2 + d], 0});
+      window_taps(lo, hi, step, in_dim, x.strides[2 + d], 0, taps[d]);
       count *= static_cast<int64_t>(taps[d].size());
     }
     int64_t base = x.offset + idx[0] * x.strides[0] + idx[1] * x.strides[1];
@@ -272,6 +303,48 @@ void pool_kernel(const Node& node, std::span<const HostTensor> in, std::span<Hos
       y.set_f64(linear++, reduce_float_window(kind, x, base, taps, pool_size, count, kernel_size, p,
                                               count_include_pad));
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// MaxPool{2,3}dBackward: x [..., *spatial] (the leading dims are planes); each dy element goes
+// to its window's maximum in x: the first in-bounds tap unless a later one is greater or is the
+// window's first NaN (as ArgMax picks, so the decomposition through it agrees).
+
+void max_pool_backward_kernel(const Node& node, std::span<const HostTensor> in,
+                              std::span<HostTensor> out) {
+  const HostTensor &dy = in[0], &x = in[1];
+  const HostTensor& dx = out[0];  // contiguous: its strides index the accumulator
+  const Attrs& a = node.attrs;
+  const std::vector<int64_t>& kernel = a.ints("kernel");
+  int sd = static_cast<int>(kernel.size()), lead = x.rank() - sd;
+  const WindowAttrs win = pool_window_attrs(a, sd);
+  const auto &strides = win.strides, &dilations = win.dilations;
+  const WindowPads& pads = win.pads;
+  std::vector<double> acc(dx.numel(), 0.0);
+  Taps taps(sd);
+  for_each_index(dy.shape, [&](const std::vector<int64_t>& idx) {
+    int64_t x_base = x.offset, dx_base = 0;
+    for (int i = 0; i < lead; ++i) {
+      x_base += idx[i] * x.strides[i];
+      dx_base += idx[i] * dx.strides[i];
+    }
+    for (int d = 0; d < sd; ++d) {
+      int64_t lo = idx[lead + d] * strides[d] - pads.begin[d];
+      window_taps(lo, lo + (kernel[d] - 1) * dilations[d] + 1, dilations[d], x.shape[lead + d],
+                  x.strides[lead + d], dx.strides[lead + d], taps[d]);
+    }
+    double best = 0;
+    int64_t best_at = -1;
+    for_each_tap(taps, [&](int64_t xo, int64_t go) {
+      double v = load_f64(x, x_base + xo);
+      if (best_at < 0 || (!std::isnan(best) && (std::isnan(v) || v > best))) {
+        best = v;
+        best_at = go;
+      }
+    });
+    if (best_at >= 0) acc[dx_base + best_at] += at_f64(dy, idx);
+  });
+  for (int64_t i = 0; i < static_cast<int64_t>(acc.size()); ++i) dx.set_f64(i, acc[i]);
 }
 
 }  // namespace
@@ -284,6 +357,13 @@ void register_ConvPool(Registry& r) {
   // Max-type pooling only selects elements, so it is exact on integers too.
   r.native(OpKind::Pool, pool_kernel, dtypes::kInt,
            {static_cast<int>(PoolKind::Max), static_cast<int>(PoolKind::AdaptiveMax)});
+  // Their gradients (Backward category kinds, kept beside the forward kernels they mirror).
+  r.native(OpKind::Conv2dBackwardInput, conv_backward_input_kernel, kFloats);
+  r.native(OpKind::Conv3dBackwardInput, conv_backward_input_kernel, kFloats);
+  r.native(OpKind::Conv2dBackwardWeight, conv_backward_weight_kernel, kFloats);
+  r.native(OpKind::Conv3dBackwardWeight, conv_backward_weight_kernel, kFloats);
+  r.native(OpKind::MaxPool2dBackward, max_pool_backward_kernel, kFloats);
+  r.native(OpKind::MaxPool3dBackward, max_pool_backward_kernel, kFloats);
 }
 
 }  // namespace tessel::reference

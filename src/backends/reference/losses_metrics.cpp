@@ -80,7 +80,13 @@ void loss_kernel(const Node& node, std::span<const HostTensor> in, std::span<Hos
 
 void register_LossesMetrics(Registry& r) {
   r.native(OpKind::Loss, loss_kernel, kFloats);
-  // LossBackward and Metric are pending: no claim until their kernels land.
+  // By Loss's VJP function (src/ops/losses_vjp.cpp). Not fp8: its gradients (BCE's 1 / x(1-x))
+  // leave the fp8 range where the forward does not.
+  r.decomposed(OpKind::LossBackward, dtypes::kFloat);
+  // Metric is its decomposition (argmax / one-hot counts / cross-entropy). Claimed for float
+  // logits, which the parity harness covers; class-id predictions decompose the same way and
+  // are tested in tests/ops/test_metrics.cpp.
+  r.decomposed(OpKind::Metric, dtypes::kFloat);
 }
 
 }  // namespace tessel::reference

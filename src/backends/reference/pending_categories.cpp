@@ -12,7 +12,6 @@ void register_Complex(Registry&) {}
 void register_Signal(Registry&) {}
 void register_Splatting(Registry&) {}
 void register_UserExtensible(Registry&) {}
-void register_Training(Registry&) {}
 void register_Hawkes(Registry&) {}
 void register_Vsa(Registry&) {}
 void register_ActiveInference(Registry&) {}

@@ -1,5 +1,6 @@
 // cpu kernels of the conv_pool family: registration and the helpers its files share
-// (conv_pool.h); the kernels are in conv_pool_conv.cpp and conv_pool_pool.cpp.
+// (conv_pool.h); the kernels are in conv_pool_conv.cpp, conv_pool_pool.cpp and
+// conv_pool_backward.cpp.
 #include "backends/cpu/kernels/conv_pool.h"
 
 #include <algorithm>
@@ -11,12 +12,6 @@
 TESSEL_ISA_BEGIN
 namespace conv_pool {
 namespace {
-
-std::vector<int64_t> per_dim(const Attrs& a, const char* name, int n, int64_t fill) {
-  std::vector<int64_t> v = a.ints(name);
-  if (v.empty()) v.assign(n, fill);
-  return v;
-}
 
 // Elements per parallel chunk of a copy: enough to amortize a task.
 constexpr int64_t kCopyGrain = 1 << 15;
@@ -65,21 +60,16 @@ Window3 make_window(const Attrs& a, const Shape& x, const Shape& y,
                     const std::vector<int64_t>& kernel, bool pool) {
   Window3 w;
   int sd = static_cast<int>(x.size()) - 2;
-  auto strides = per_dim(a, "strides", sd, pool ? 0 : 1);
-  auto dilations = per_dim(a, "dilations", sd, 1);
-  const std::vector<int64_t>& pads = a.ints("pads");
-  bool symmetric = static_cast<int>(pads.size()) == sd;
+  const WindowAttrs win = pool ? pool_window_attrs(a, sd) : conv_window_attrs(a, sd);
   for (int d = 0; d < sd; ++d) {
     int j = 3 - sd + d;
     w.in[j] = x[2 + d];
     w.out[j] = y[2 + d];
     if (!kernel.empty()) w.k[j] = kernel[d];
-    w.stride[j] = strides[d] == 0 ? w.k[j] : strides[d];
-    w.dil[j] = dilations[d];
-    if (!pads.empty()) {
-      w.pad[j] = pads[d];
-      w.pad_end[j] = symmetric ? pads[d] : pads[sd + d];
-    }
+    w.stride[j] = win.strides[d];
+    w.dil[j] = win.dilations[d];
+    w.pad[j] = win.pads.begin[d];
+    w.pad_end[j] = win.pads.end[d];
   }
   return w;
 }
@@ -98,6 +88,7 @@ void finish_output_f64(const double* buf, const HostTensor& y) { finish_impl(buf
 void register_conv_pool(KernelRegistry& r) {
   register_conv_kinds(r);
   register_pool_kinds(r);
+  register_conv_pool_backward_kinds(r);
 }
 
 TESSEL_ISA_END

@@ -6,7 +6,9 @@
 #include <memory>
 #include <vector>
 
+#include "backends/cpu/gemm.h"
 #include "ir/graph.h"
+#include "ops/conv_geometry.h"
 #include "runtime/host_allocator.h"
 #include "runtime/kernel_registry.h"
 #include "tessel/host_tensor.h"
@@ -19,6 +21,8 @@ TESSEL_ISA_BEGIN
 // Registered from register_conv_pool (conv_pool.cpp).
 void register_conv_kinds(KernelRegistry& r);  // conv_pool_conv.cpp: Conv, ConvTranspose2d
 void register_pool_kinds(KernelRegistry& r);  // conv_pool_pool.cpp: Pool, Im2Col
+// conv_pool_backward.cpp: Conv{2,3}dBackward{Input,Weight}, MaxPool{2,3}dBackward
+void register_conv_pool_backward_kinds(KernelRegistry& r);
 
 // The helpers live in their own namespace: their names are generic, the ISA namespace shared.
 namespace conv_pool {
@@ -31,9 +35,9 @@ struct Window3 {
   int64_t pad[3] = {0, 0, 0}, pad_end[3] = {0, 0, 0};  // begin / end
 };
 
-// The window of a node from its strides / dilations / pads attributes: `x` and `y` are the
-// input and output shapes [N, C, *spatial], `kernel` one entry per spatial dim (empty for
-// adaptive pooling). A pool's strides default to its kernel, a convolution's to 1.
+// The window of a node from its strides / dilations / pads attributes (ops/conv_geometry.h):
+// `x` and `y` are the input and output shapes [N, C, *spatial], `kernel` one entry per spatial
+// dim (empty for adaptive pooling). A pool's strides default to its kernel, a convolution's to 1.
 Window3 make_window(const Attrs& a, const Shape& x, const Shape& y,
                     const std::vector<int64_t>& kernel, bool pool);
 
@@ -46,6 +50,43 @@ inline void valid_range(int64_t out, int64_t in, int64_t stride, int64_t pad, in
   hi = b < 0 ? 0 : b / stride + 1;
   if (hi > out) hi = out;
   if (lo > hi) lo = hi;
+}
+
+// The in-bounds taps of each output's window along dim d of `w` (adaptive: PyTorch's adaptive
+// windows): q = lo + t·step for t in [t0, t0 + cnt); psz is the window clipped to the padded
+// input (Avg's count_include_pad). conv_pool_pool.cpp.
+struct DimTaps {
+  std::vector<int64_t> lo, t0, cnt, psz;
+  int64_t step = 1;
+};
+DimTaps dim_taps(bool adaptive, const Window3& w, int d);
+
+// A convolution of x [N, C, *sp] with w [O, C/G, *k] into y [N, O, *out] (conv_pool_conv.cpp).
+struct ConvGeo {
+  Window3 w;
+  int64_t N, C, O, G, cpg, opg;
+  int64_t KK;  // kernel taps k0·k1·k2
+  int64_t K;   // cpg·KK: the gemm depth
+  int64_t P;   // output positions per channel
+  int64_t X;   // input positions per channel
+};
+ConvGeo conv_geo(const Attrs& a, const Shape& x, const Shape& w, const Shape& y);
+
+// Rows [r0, r1) of the im2col matrix of one (image, group) over output positions [p0, p1):
+// col[(r − r0)·ldc + p − p0] = x[c, the tap of row r in position p's window], zero in padding.
+// Defined for float and double.
+template <class T>
+void im2col_rows(const ConvGeo& g, const T* xg, int64_t p0, int64_t p1, int64_t r0, int64_t r1,
+                 T* col, int64_t ldc);
+
+// gemm_f32 / gemm_f64 (gemm.h) by the compute type.
+template <class T>
+void gemm_t(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_cs, const T* b,
+            int64_t b_rs, int64_t b_cs, T beta, T* c, int64_t ldc) {
+  if constexpr (std::is_same_v<T, double>)
+    gemm_f64(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, ldc);
+  else
+    gemm_f32(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, ldc);
 }
 
 template <class T>

@@ -21,15 +21,6 @@ constexpr int64_t kColBudget = int64_t{1} << 20;
 // Multiply-adds (or copies) per parallel chunk: enough to amortize a task.
 constexpr int64_t kGrainWork = int64_t{1} << 15;
 
-template <class T>
-void gemm_t(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_cs, const T* b,
-            int64_t b_rs, int64_t b_cs, T beta, T* c, int64_t ldc) {
-  if constexpr (std::is_same_v<T, double>)
-    gemm_f64(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, ldc);
-  else
-    gemm_f32(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, ldc);
-}
-
 // dst[i] += src[i] for i < n.
 template <class T>
 void add_to(T* dst, const T* src, int64_t n) {
@@ -50,17 +41,26 @@ void fill_bias(T* y, const T* bias, int64_t rows, int64_t channels, int64_t len)
                });
 }
 
-struct ConvGeo {
-  Window3 w;
-  int64_t N, C, O, G, cpg, opg;
-  int64_t KK;  // kernel taps k0·k1·k2
-  int64_t K;   // cpg·KK: the gemm depth
-  int64_t P;   // output positions per channel
-  int64_t X;   // input positions per channel
-};
+}  // namespace
 
-// Rows [r0, r1) of the im2col matrix of one (image, group) over output positions [p0, p1):
-// col[(r − r0)·ldc + p − p0] = x[c, the tap of row r in position p's window], zero in padding.
+namespace conv_pool {
+
+ConvGeo conv_geo(const Attrs& a, const Shape& x, const Shape& w, const Shape& y) {
+  ConvGeo g;
+  g.w = make_window(a, x, y, std::vector<int64_t>(w.begin() + 2, w.end()), false);
+  g.N = x[0];
+  g.C = x[1];
+  g.O = y[1];
+  g.G = a.i("groups");
+  g.cpg = g.C / g.G;
+  g.opg = g.O / g.G;
+  g.KK = g.w.k[0] * g.w.k[1] * g.w.k[2];
+  g.K = g.cpg * g.KK;
+  g.P = g.w.out[0] * g.w.out[1] * g.w.out[2];
+  g.X = g.w.in[0] * g.w.in[1] * g.w.in[2];
+  return g;
+}
+
 template <class T>
 void im2col_rows(const ConvGeo& g, const T* xg, int64_t p0, int64_t p1, int64_t r0, int64_t r1,
                  T* col, int64_t ldc) {
@@ -101,6 +101,14 @@ void im2col_rows(const ConvGeo& g, const T* xg, int64_t p0, int64_t p1, int64_t 
     }
   }
 }
+template void im2col_rows(const ConvGeo&, const float*, int64_t, int64_t, int64_t, int64_t, float*,
+                          int64_t);
+template void im2col_rows(const ConvGeo&, const double*, int64_t, int64_t, int64_t, int64_t,
+                          double*, int64_t);
+
+}  // namespace conv_pool
+
+namespace {
 
 // y (holding the bias) += conv(x, w) by gemm over blocks of output positions: per (image, group,
 // block), an im2col block of the input times the group's weights.
@@ -290,19 +298,7 @@ void conv_typed(const Node& node, std::span<const HostTensor> in, std::span<Host
   const HostTensor &x = in[0], &w = in[1], &b = in[2];
   const HostTensor& y = out[0];
   if (y.numel() == 0) return;
-  ConvGeo g;
-  g.w = make_window(node.attrs, x.shape, y.shape,
-                    std::vector<int64_t>(w.shape.begin() + 2, w.shape.end()), false);
-  g.N = x.shape[0];
-  g.C = x.shape[1];
-  g.O = y.shape[1];
-  g.G = node.attrs.i("groups");
-  g.cpg = g.C / g.G;
-  g.opg = g.O / g.G;
-  g.KK = g.w.k[0] * g.w.k[1] * g.w.k[2];
-  g.K = g.cpg * g.KK;
-  g.P = g.w.out[0] * g.w.out[1] * g.w.out[2];
-  g.X = g.w.in[0] * g.w.in[1] * g.w.in[2];
+  const ConvGeo g = conv_geo(node.attrs, x.shape, w.shape, y.shape);
   std::shared_ptr<Storage> hx, hw, hb, hy;
   const T* xs = dense<T>(x, hx);
   const T* ws = dense<T>(w, hw);
@@ -333,13 +329,10 @@ void conv_transpose2d_typed(const Node& node, std::span<const HostTensor> in,
   const HostTensor& y = out[0];
   if (y.numel() == 0) return;
   const Attrs& a = node.attrs;
-  auto attr2 = [&](const char* name, int64_t fill, int i) {
-    const std::vector<int64_t>& v = a.ints(name);
-    return v.empty() ? fill : v[i];
-  };
-  int64_t s0 = attr2("strides", 1, 0), s1 = attr2("strides", 1, 1);
-  int64_t d0 = attr2("dilations", 1, 0), d1 = attr2("dilations", 1, 1);
-  int64_t p0 = attr2("pads", 0, 0), p1 = attr2("pads", 0, 1);
+  const WindowAttrs win = conv_window_attrs(a, 2);
+  int64_t s0 = win.strides[0], s1 = win.strides[1];
+  int64_t d0 = win.dilations[0], d1 = win.dilations[1];
+  int64_t p0 = win.pads.begin[0], p1 = win.pads.begin[1];
   int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
   int64_t G = a.i("groups"), cpg = C / G, opg = w.shape[1], KH = w.shape[2], KW = w.shape[3];
   int64_t O = y.shape[1], OH = y.shape[2], OW = y.shape[3];

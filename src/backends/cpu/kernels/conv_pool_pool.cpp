@@ -21,12 +21,9 @@ constexpr DTypeSet kConvFloats = dtypes::kFloat | dtypes::kFp8;
 // Elements of work per parallel chunk: enough to amortize a task.
 constexpr int64_t kGrainWork = int64_t{1} << 15;
 
-// The in-bounds taps of each output's window along one dim: q = lo + t·step for t in
-// [t0, t0 + cnt); psz is the window clipped to the padded input (Avg's count_include_pad).
-struct DimTaps {
-  std::vector<int64_t> lo, t0, cnt, psz;
-  int64_t step = 1;
-};
+}  // namespace
+
+namespace conv_pool {
 
 DimTaps dim_taps(bool adaptive, const Window3& w, int d) {
   int64_t in = w.in[d], out = w.out[d];
@@ -56,6 +53,10 @@ DimTaps dim_taps(bool adaptive, const Window3& w, int d) {
   }
   return t;
 }
+
+}  // namespace conv_pool
+
+namespace {
 
 enum class Reduce { Max, Sum, PowSum };
 
@@ -332,18 +333,15 @@ void pool_kernel(const Node& node, std::span<const HostTensor> in, std::span<Hos
 template <class E>
 void im2col_typed(const Node& node, const HostTensor& x, const HostTensor& y) {
   const Attrs& a = node.attrs;
-  auto attr2 = [&](const char* name, int64_t fill, int i) {
-    const std::vector<int64_t>& v = a.ints(name);
-    return v.empty() ? fill : v[i];
-  };
   const std::vector<int64_t>& kernel = a.ints("kernel");
   int64_t KH = kernel[0], KW = kernel[1];
-  int64_t sh = attr2("strides", 1, 0), sw = attr2("strides", 1, 1);
-  int64_t dh = attr2("dilations", 1, 0), dw = attr2("dilations", 1, 1);
-  int64_t ph = attr2("pads", 0, 0), pw = attr2("pads", 0, 1);
+  const WindowAttrs win = conv_window_attrs(a, 2);  // Im2Col's pads are symmetric
+  int64_t sh = win.strides[0], sw = win.strides[1];
+  int64_t dh = win.dilations[0], dw = win.dilations[1];
+  int64_t ph = win.pads.begin[0], pw = win.pads.begin[1];
   int64_t C = x.shape[1], H = x.shape[2], W = x.shape[3];
   int64_t L = y.shape[2];
-  int64_t OW = (W + 2 * pw - dw * (KW - 1) - 1) / sw + 1, OH = L / OW;
+  int64_t OW = window_out_size(W, pw, win.pads.end[1], KW, sw, dw), OH = L / OW;
   int64_t rows = y.shape[0] * y.shape[1];
   E* ys = reinterpret_cast<E*>(y.data());
   parallel_for(rows, std::max<int64_t>(1, kGrainWork / L), [&](int64_t begin, int64_t end) {
