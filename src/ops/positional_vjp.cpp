@@ -4,6 +4,7 @@
 // emits RopeBackward, which decomposes into that Rope.
 #include <numeric>
 
+#include "ops/positional_params.h"
 #include "ops/vjp_util.h"
 
 namespace tessel {
@@ -29,14 +30,46 @@ std::vector<Value> decompose_rope_backward(Graph& g, const Node& node, std::span
   return {rope_backward(b, node.attrs, in[0], in.size() > 1 ? in[1] : Value{})};
 }
 
-// Emits RopeBackward.
+// The gradient w.r.t. float positions [S] of y = Rope(x, positions): turning a pair (a, b) by
+// θ = pos·f moves it by f·(−b, a) per unit of pos, so dL/dpos[s] = Σ f·(dy_b·y_a − dy_a·y_b) over
+// the pairs of every row at s.
+Value rope_positions_gradient(GraphBuilder& b, const Node& node, Value dy, Value y,
+                              DType pos_dtype) {
+  const Shape ys = b.type(y).shape;
+  const int64_t rank = static_cast<int64_t>(ys.size()), d = ys.back();
+  const int64_t rotary = rope_rotary_dim(node, d), half = rotary / 2;
+  // The two members of each pair, [..., S, half].
+  auto members = [&](Value v) -> std::pair<Value, Value> {
+    Value r = b.narrow(v, rank - 1, 0, rotary);
+    if (node.attrs.e<RopeStyle>("style") == RopeStyle::NeoX)
+      return {b.narrow(r, rank - 1, 0, half), b.narrow(r, rank - 1, half, half)};
+    Shape pairs = ys;
+    pairs.back() = half;
+    Shape split = pairs;
+    split.push_back(2);
+    Value s = b.reshape(r, split);
+    return {b.reshape(b.narrow(s, rank, 0, 1), pairs), b.reshape(b.narrow(s, rank, 1, 1), pairs)};
+  };
+  auto [ya, yb] = members(y);
+  auto [da, db] = members(dy);
+  HostTensor freq = HostTensor::empty(b.type(y).dtype, {half});
+  const double base = node.attrs.f("base");
+  for (int64_t i = 0; i < half; ++i) freq.set_f64(i, rope_frequency(base, i, rotary));
+  Value t = b.mul(b.sub(b.mul(db, ya), b.mul(da, yb)), b.graph().constant(std::move(freq)));
+  std::vector<int64_t> axes;
+  for (int64_t a = 0; a < rank; ++a)
+    if (a != rank - 2) axes.push_back(a);
+  return b.cast(b.sum(t, axes), pos_dtype);
+}
+
+// Emits RopeBackward for x, and the positions' gradient where they are float and wanted.
 std::vector<Value> vjp_rope(VjpCtx& ctx) {
-  if (ctx.needs(1))
-    throw_error(ErrorKind::Unsupported, ctx.node.where(),
-                ": no VJP rule yet for the gradient with respect to float positions");
   Value positions = ctx.inputs.size() > 1 ? ctx.inputs[1] : Value{};
   std::vector<Value> grads(ctx.inputs.size());
   grads[0] = ctx.b.op1(OpKind::RopeBackward, ctx.node.attrs, {ctx.cotangents[0], positions});
+  if (ctx.needs(1) && positions.valid() && is_float(ctx.type(positions).dtype))
+    grads[1] = rope_positions_gradient(ctx.b, ctx.node, ctx.cotangents[0], ctx.outputs[0],
+                                       ctx.type(positions).dtype);
   return grads;
 }
 

@@ -141,7 +141,7 @@ TEST(AutodiffIndexing, TopKAndSort) {
 }
 
 // Rope is a rotation: its VJP rotates back, with default and explicit (negative too) positions,
-// both styles and a partial rotary_dim.
+// both styles and a partial rotary_dim; float positions get d/dθ = f·(−b, a) per pair.
 TEST(AutodiffIndexing, Rope) {
   for (RopeStyle style : {RopeStyle::NeoX, RopeStyle::GptJ})
     for (int64_t rotary : {0, 4}) {
@@ -160,6 +160,13 @@ TEST(AutodiffIndexing, Rope) {
             return b.op1(OpKind::Rope, a, {in[0], in[1]});
           },
           "Rope with positions " + what);
+      // Float (fractional) positions are differentiable too.
+      expect_gradients(
+          {rnd({2, 3, 5, 6}, 18), rnd({5}, 19, -4, 4)},
+          [&](GraphBuilder& b, const std::vector<Value>& in) {
+            return b.op1(OpKind::Rope, a, {in[0], in[1]});
+          },
+          "Rope with float positions " + what);
     }
 }
 
