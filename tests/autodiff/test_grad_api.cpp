@@ -91,5 +91,30 @@ TEST(GradApi, VjpOfSeveralOutputs) {
   }
 }
 
+// Gradient accumulation: gradients of a summed loss over micro-batches, added up, equal the
+// gradient over the whole batch (one compiled graph serves every micro-batch).
+TEST(GradApi, AccumulatedMicroBatchGradientsEqualTheFullBatchGradient) {
+  for (const char* device : {"reference", "cpu"}) {
+    std::vector<double> xs(8 * 3), ws = {0.5, -1, 2, 0.25, 1.5, -0.75};
+    for (size_t i = 0; i < xs.size(); ++i) xs[i] = std::sin(static_cast<double>(i));
+    Tensor w = Tensor::from_vector(ws, {3, 2}, DType::F64, device);
+    Function g = grad(
+        [](const std::vector<Tensor>& a) {
+          return std::vector<Tensor>{sum(tanh(matmul(a[1], a[0])))};
+        },
+        {0});
+    auto rows = [&](int64_t lo, int64_t n) {
+      return Tensor::from_vector(
+          std::vector<double>(xs.begin() + lo * 3, xs.begin() + (lo + n) * 3), {n, 3}, DType::F64,
+          device);
+    };
+    Tensor full = g({w, rows(0, 8)})[0];
+    Tensor acc = g({w, rows(0, 4)})[0];
+    acc = acc + g({w, rows(4, 4)})[0];
+    expect_close(acc.data(), full.data(), 1e-12, 1e-12, device);
+    EXPECT_EQ(g.trace_count(), 2) << "one trace per micro-batch shape and one for the full batch";
+  }
+}
+
 }  // namespace
 }  // namespace tessel::testing
