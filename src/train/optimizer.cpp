@@ -12,29 +12,27 @@
 
 namespace tessel {
 
+// Each factory sets its rule's fields (designated, in declaration order); the rest keep their
+// defaults, which the rule does not read.
 OptimizerOptions OptimizerOptions::sgd(double lr, double momentum, double dampening,
                                        double weight_decay, bool nesterov) {
-  OptimizerOptions o;
-  o.kind = "Sgd";
-  o.lr = lr;
-  o.momentum = momentum;
-  o.dampening = dampening;
-  o.weight_decay = weight_decay;
-  o.nesterov = nesterov;
-  return o;
+  return {.kind = "Sgd",
+          .lr = lr,
+          .weight_decay = weight_decay,
+          .momentum = momentum,
+          .dampening = dampening,
+          .nesterov = nesterov};
 }
 
 OptimizerOptions OptimizerOptions::adam(double lr, double beta1, double beta2, double eps,
                                         double weight_decay, bool amsgrad) {
-  OptimizerOptions o;
-  o.kind = "Adam";
-  o.lr = lr;
-  o.beta1 = beta1;
-  o.beta2 = beta2;
-  o.eps = eps;
-  o.weight_decay = weight_decay;
-  o.amsgrad = amsgrad;
-  return o;
+  return {.kind = "Adam",
+          .lr = lr,
+          .beta1 = beta1,
+          .beta2 = beta2,
+          .eps = eps,
+          .weight_decay = weight_decay,
+          .amsgrad = amsgrad};
 }
 
 OptimizerOptions OptimizerOptions::adamw(double lr, double beta1, double beta2, double eps,
@@ -53,49 +51,33 @@ OptimizerOptions OptimizerOptions::adamax(double lr, double beta1, double beta2,
 
 OptimizerOptions OptimizerOptions::adagrad(double lr, double lr_decay, double weight_decay,
                                            double initial_accumulator_value, double eps) {
-  OptimizerOptions o;
-  o.kind = "Adagrad";
-  o.lr = lr;
-  o.lr_decay = lr_decay;
-  o.weight_decay = weight_decay;
-  o.initial_accumulator_value = initial_accumulator_value;
-  o.eps = eps;
-  return o;
+  return {.kind = "Adagrad",
+          .lr = lr,
+          .eps = eps,
+          .weight_decay = weight_decay,
+          .lr_decay = lr_decay,
+          .initial_accumulator_value = initial_accumulator_value};
 }
 
 OptimizerOptions OptimizerOptions::adadelta(double lr, double rho, double eps,
                                             double weight_decay) {
-  OptimizerOptions o;
-  o.kind = "Adadelta";
-  o.lr = lr;
-  o.beta2 = rho;
-  o.eps = eps;
-  o.weight_decay = weight_decay;
-  return o;
+  return {.kind = "Adadelta", .lr = lr, .beta2 = rho, .eps = eps, .weight_decay = weight_decay};
 }
 
 OptimizerOptions OptimizerOptions::rmsprop(double lr, double alpha, double eps, double weight_decay,
                                            double momentum, bool centered) {
-  OptimizerOptions o;
-  o.kind = "RmsProp";
-  o.lr = lr;
-  o.beta2 = alpha;
-  o.eps = eps;
-  o.weight_decay = weight_decay;
-  o.momentum = momentum;
-  o.centered = centered;
-  return o;
+  return {.kind = "RmsProp",
+          .lr = lr,
+          .beta2 = alpha,
+          .eps = eps,
+          .weight_decay = weight_decay,
+          .momentum = momentum,
+          .centered = centered};
 }
 
 OptimizerOptions OptimizerOptions::lion(double lr, double beta1, double beta2,
                                         double weight_decay) {
-  OptimizerOptions o;
-  o.kind = "Lion";
-  o.lr = lr;
-  o.beta1 = beta1;
-  o.beta2 = beta2;
-  o.weight_decay = weight_decay;
-  return o;
+  return {.kind = "Lion", .lr = lr, .beta1 = beta1, .beta2 = beta2, .weight_decay = weight_decay};
 }
 
 OptimizerOptions OptimizerOptions::lamb(double lr, double beta1, double beta2, double eps,
@@ -107,15 +89,13 @@ OptimizerOptions OptimizerOptions::lamb(double lr, double beta1, double beta2, d
 
 OptimizerOptions OptimizerOptions::lars(double lr, double momentum, double weight_decay,
                                         double trust_coefficient, double eps, bool nesterov) {
-  OptimizerOptions o;
-  o.kind = "Lars";
-  o.lr = lr;
-  o.momentum = momentum;
-  o.weight_decay = weight_decay;
-  o.trust_coefficient = trust_coefficient;
-  o.eps = eps;
-  o.nesterov = nesterov;
-  return o;
+  return {.kind = "Lars",
+          .lr = lr,
+          .eps = eps,
+          .weight_decay = weight_decay,
+          .momentum = momentum,
+          .nesterov = nesterov,
+          .trust_coefficient = trust_coefficient};
 }
 
 namespace {
@@ -326,7 +306,9 @@ void Optimizer::load_state_dict(const std::vector<std::pair<std::string, Tensor>
   std::vector<bool> seen(want.size(), false);
   std::vector<Tensor> loaded(want.size());
   for (const auto& [key, t] : state) {
-    auto it = std::find_if(want.begin(), want.end(), [&](const auto& w) { return w.first == key; });
+    const std::string& name = key;  // clang 14 cannot capture a structured binding
+    auto it =
+        std::find_if(want.begin(), want.end(), [&](const auto& w) { return w.first == name; });
     if (it == want.end())
       throw_error(ErrorKind::Value, where, "unknown key '", key, "' (this ", m.options.kind,
                   " optimizer keeps ", want.size() - 1, " state tensors and 'step')");
