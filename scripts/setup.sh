@@ -4,8 +4,12 @@ set -euo pipefail
 # g++-aarch64-linux-gnu: the test that the cpu backend compiles for aarch64 (NEON).
 # zlib1g-dev: reading gzip datasets; python3-sklearn: it ships the handwritten digits that
 # `tessel train digits` (the main job) trains on — read in C++, no Python at run time.
+# The Python module (python/): pybind11-dev, python3-dev, python3-numpy, libdlpack-dev; its
+# tests: python3-pytest, python3-torch (DLPack exchange with PyTorch), python3-venv (pip
+# install . into a venv).
 packages=(cmake ninja-build g++ ccache libgtest-dev libgmock-dev nlohmann-json3-dev
-  g++-aarch64-linux-gnu zlib1g-dev python3-sklearn)
+  g++-aarch64-linux-gnu zlib1g-dev python3-sklearn pybind11-dev python3-dev python3-numpy
+  libdlpack-dev python3-pytest python3-torch python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

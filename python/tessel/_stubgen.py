@@ -1,0 +1,2 @@
+import sys, pathlib
+pathlib.Path(sys.argv[1], "__init__.pyi").write_text("")
