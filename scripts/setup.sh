@@ -6,10 +6,10 @@ set -euo pipefail
 # `tessel train digits` (the main job) trains on — read in C++, no Python at run time.
 # The Python module (python/): pybind11-dev, python3-dev, python3-numpy, libdlpack-dev; its
 # tests: python3-pytest, python3-torch (DLPack exchange with PyTorch), python3-venv (pip
-# install . into a venv).
+# install . into a venv), python3-mypy (the generated type stubs type-check).
 packages=(cmake ninja-build g++ ccache libgtest-dev libgmock-dev nlohmann-json3-dev
   g++-aarch64-linux-gnu zlib1g-dev python3-sklearn pybind11-dev python3-dev python3-numpy
-  libdlpack-dev python3-pytest python3-torch python3-venv)
+  libdlpack-dev python3-pytest python3-torch python3-venv python3-mypy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

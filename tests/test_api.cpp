@@ -59,6 +59,56 @@ TEST(Api, CompileTracesOncePerSignature) {
   EXPECT_EQ(f.cache_size(), 2);
 }
 
+// Two compiled functions whose graphs differ only in a captured constant's value must not share
+// an executable (the executable cache keys on the constants' bytes, not just their types).
+TEST(Api, CapturedConstantsAreNotConfusedAcrossFunctions) {
+  auto scaled_by = [](float k) {
+    Tensor c = Tensor::from_vector<float>({k, k}, {2});
+    return compile([c](const std::vector<Tensor>& xs) { return std::vector<Tensor>{xs[0] * c}; });
+  };
+  Tensor x = Tensor::from_vector<float>({1, 2}, {2});
+  EXPECT_EQ(scaled_by(3)({x})[0].to_f64(), (std::vector<double>{3, 6}));
+  EXPECT_EQ(scaled_by(5)({x})[0].to_f64(), (std::vector<double>{5, 10}));
+}
+
+// A tensor computed from a traced argument has no value while tracing: evaluating it inside the
+// traced function is an error saying so, not a confusing one about the placeholder node.
+TEST(Api, EvaluatingATracedTensorIsAClearError) {
+  Function f = compile([](const std::vector<Tensor>& xs) {
+    (void)(xs[0] * 2.0).to_f64();
+    return xs;
+  });
+  try {
+    (void)f({Tensor::from_vector<float>({1}, {1})});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Value);
+    EXPECT_NE(std::string(e.what()).find("argument of a function being traced"), std::string::npos)
+        << e.what();
+  }
+}
+
+// A Function called inside another's trace is applied inline, so transforms compose: the
+// second derivative of x³ (6x) through grad of grad, and an inner grad closing over a tensor of
+// the outer trace (d/dx of x·d(y·x)/dy = d/dx x² = 2x).
+TEST(Api, TransformsComposeInsideATrace) {
+  Function d1 = grad(
+      [](const std::vector<Tensor>& a) { return std::vector<Tensor>{sum(a[0] * a[0] * a[0])}; });
+  Function d2 =
+      grad([d1](const std::vector<Tensor>& a) { return std::vector<Tensor>{sum(d1(a)[0])}; });
+  Tensor x = Tensor::from_vector<float>({2, -1}, {2}, DType::F32, "cpu");
+  EXPECT_EQ(d2({x})[0].to_f64(), (std::vector<double>{12, -6}));
+  EXPECT_EQ(d1.trace_count(), 0);  // applied inline only
+  Function outer = grad([](const std::vector<Tensor>& a) {
+    Tensor xx = a[0];
+    Function inner =
+        grad([xx](const std::vector<Tensor>& b) { return std::vector<Tensor>{sum(b[0] * xx)}; });
+    Tensor y = Tensor::from_vector<float>({1, 1}, {2}, DType::F32, "cpu");
+    return std::vector<Tensor>{sum(xx * inner({y})[0])};
+  });
+  EXPECT_EQ(outer({x})[0].to_f64(), (std::vector<double>{4, -2}));
+}
+
 TEST(Api, DevicesAreExplicit) {
   EXPECT_THROW(Tensor::set_default_device("nowhere"), Error);
   Tensor a = zeros({2});

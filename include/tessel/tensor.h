@@ -94,8 +94,12 @@ std::vector<Tensor> op(const std::string& kind_or_alias, const std::vector<Tenso
 
 // compile(fn): traces fn once per distinct (shapes, dtypes, device) signature of its arguments
 // and reuses the compiled graph afterwards. Tensors fn captures become constants of the graph.
+// Called inside another Function's trace, a Function is applied inline instead: its (transformed)
+// graph is recorded as lazy ops on the traced arguments, so transforms compose — grad of grad,
+// a compiled helper inside a differentiated function.
 using TensorFn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 class Graph;
+struct VjpResult;
 class Function {
  public:
   explicit Function(TensorFn fn);
@@ -105,9 +109,12 @@ class Function {
   Function(TensorFn fn, Transform transform);
   std::vector<Tensor> operator()(const std::vector<Tensor>& args) const;
   int cache_size() const;   // distinct signatures compiled so far
-  int trace_count() const;  // how many times fn was traced
+  int trace_count() const;  // how many times fn was traced (not counting inline applications)
 
  private:
+  std::vector<Tensor> apply_inline(const std::vector<Tensor>& args,
+                                   const std::string& device) const;
+  friend VjpResult vjp(const TensorFn&, const std::vector<Tensor>&, const std::vector<Tensor>&);
   struct State;
   std::shared_ptr<State> state_;
 };

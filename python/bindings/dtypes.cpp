@@ -64,7 +64,7 @@ DType dtype_from_py(const py::handle& obj) {
   if (obj.is(py::type::of(py::float_()))) return DType::F32;
   if (obj.ptr() == reinterpret_cast<PyObject*>(&PyComplex_Type)) return DType::C64;
   // A torch.dtype prints as "torch.float32".
-  if (py::hasattr(obj, "is_floating_point") && py::hasattr(obj, "itemsize"))
+  if (py::str(py::type::of(obj).attr("__module__")).cast<std::string>() == "torch")
     if (auto t = dtype_from_string(py::str(obj).cast<std::string>())) return *t;
   py::dtype np;
   try {

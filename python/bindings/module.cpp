@@ -12,4 +12,5 @@ PYBIND11_MODULE(_tessel, m) {
   bind_transforms(m);
   bind_optim(m);
   bind_dlpack(m);
+  bind_io(m);
 }

@@ -16,6 +16,8 @@ std::string device_from_py(const py::handle& device) {
 
 // Python's own numbers and sequences of them: these take PyTorch's default dtypes.
 bool is_plain_python(const py::handle& data) {
+  // numpy's float64 and complex128 scalars subclass Python's float and complex: not plain.
+  if (py::isinstance(data, py::module_::import("numpy").attr("generic"))) return false;
   return py::isinstance<py::bool_>(data) || py::isinstance<py::int_>(data) ||
          py::isinstance<py::float_>(data) || PyComplex_Check(data.ptr()) ||
          py::isinstance<py::list>(data) || py::isinstance<py::tuple>(data);

@@ -60,8 +60,27 @@ def eval(*tensors):  # noqa: A001 (numpy has no eval; this is tessel's)
 def coverage():
     """The coverage matrix as data: {"backends": [names], "cells": [{"kind", "variant",
     "dtype", "backend", "how"}], "pending": [{"kind", "topic"}]} — every (kind, variant, dtype)
-    cell a backend claims, and how (Native, Decomposed, Host)."""
+    cell a backend claims, and how ("native", "decomposed", "host")."""
     return _json.loads(_tessel.coverage_json())
+
+
+def save_safetensors(path, tensors, metadata=None):
+    """Writes {name: tensor} (tensors, numpy arrays or nested lists; evaluated here) to a
+    safetensors file, atomically (a temporary file, then a rename). `metadata`: {str: str}."""
+    pairs = [(str(k), v if isinstance(v, Tensor) else Tensor(v)) for k, v in tensors.items()]
+    _tessel.save_safetensors(str(path), pairs, dict(metadata or {}))
+
+
+def load_safetensors(path, device=None):
+    """Reads a safetensors file: ({name: Tensor} in file order, {metadata}). The header is
+    validated; a malformed file raises tessel.FormatError naming the file and the problem."""
+    return _tessel.load_safetensors(str(path), device)
+
+
+def load_digits(path=None):
+    """The 8x8 handwritten digits (sklearn's, as Debian's python3-sklearn ships them), read in
+    C++: (x [1797, 64] float32 in [0, 1], y [1797] int64)."""
+    return _tessel.load_digits("" if path is None else str(path))
 
 
 set_default_device("cpu")

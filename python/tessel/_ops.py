@@ -17,10 +17,16 @@ from . import _tessel
 _NOT_FUNCTIONS = {"Input", "Param", "Constant"}
 
 
+# Names whose capitals are not word starts.
+_SNAKE_EXCEPTIONS = {"ALiBi": "alibi", "FusedSwiGLU": "fused_swiglu"}
+
+
 def snake_case(name):
     """'SoftmaxCrossEntropy' -> 'softmax_cross_entropy', 'MatMul' -> 'mat_mul',
-    'Conv2dBackwardInput' -> 'conv2d_backward_input', 'GeluApprox' -> 'gelu_approx'."""
-    s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    'Conv2dBackwardInput' -> 'conv2d_backward_input', 'Im2Col' -> 'im2col'."""
+    if name in _SNAKE_EXCEPTIONS:
+        return _SNAKE_EXCEPTIONS[name]
+    s = re.sub(r"([a-z])([A-Z])", r"\1_\2", name)
     s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", s)
     return s.lower()
 

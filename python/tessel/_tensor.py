@@ -55,22 +55,8 @@ def _top(name):
     return method
 
 
-def _floor_divide(a, b):
-    import tessel
-    return tessel.floor_divide(a, b)
-
-
-def _remainder(a, b):
-    import tessel
-    return tessel.remainder(a, b)
-
-
-def _matmul(a, b):
-    import tessel
-    return tessel.matmul(a, b)
-
-
-def _bitwise(name):
+def _forward(name):
+    """A binary function calling tessel.<name>(a, b), looked up when called."""
     def fn(a, b):
         import tessel
         return getattr(tessel, name)(a, b)
@@ -118,17 +104,20 @@ def install():
     T.__add__, T.__radd__ = _binary(_tessel.add), _binary(_tessel.add, swap=True)
     T.__sub__, T.__rsub__ = _binary(_tessel.sub), _binary(_tessel.sub, swap=True)
     T.__mul__, T.__rmul__ = _binary(_tessel.mul), _binary(_tessel.mul, swap=True)
-    T.__truediv__, T.__rtruediv__ = _binary(_tessel.div), _binary(_tessel.div, swap=True)
-    T.__floordiv__ = _binary(_floor_divide)
-    T.__rfloordiv__ = _binary(_floor_divide, swap=True)
-    T.__mod__, T.__rmod__ = _binary(_remainder), _binary(_remainder, swap=True)
+    T.__truediv__ = _binary(_forward("divide"))  # true division: integers divide in float
+    T.__rtruediv__ = _binary(_forward("divide"), swap=True)
+    T.__floordiv__ = _binary(_forward("floor_divide"))
+    T.__rfloordiv__ = _binary(_forward("floor_divide"), swap=True)
+    T.__mod__ = _binary(_forward("remainder"))
+    T.__rmod__ = _binary(_forward("remainder"), swap=True)
     T.__pow__, T.__rpow__ = _binary(_tessel.pow), _binary(_tessel.pow, swap=True)
-    T.__matmul__, T.__rmatmul__ = _binary(_matmul), _binary(_matmul, swap=True)
-    T.__and__ = T.__rand__ = _binary(_bitwise("bitwise_and"))
-    T.__or__ = T.__ror__ = _binary(_bitwise("bitwise_or"))
-    T.__xor__ = T.__rxor__ = _binary(_bitwise("bitwise_xor"))
-    T.__lshift__ = _binary(_bitwise("left_shift"))
-    T.__rshift__ = _binary(_bitwise("right_shift"))
+    T.__matmul__ = _binary(_forward("matmul"))
+    T.__rmatmul__ = _binary(_forward("matmul"), swap=True)
+    T.__and__ = T.__rand__ = _binary(_forward("bitwise_and"))
+    T.__or__ = T.__ror__ = _binary(_forward("bitwise_or"))
+    T.__xor__ = T.__rxor__ = _binary(_forward("bitwise_xor"))
+    T.__lshift__ = _binary(_forward("left_shift"))
+    T.__rshift__ = _binary(_forward("right_shift"))
     T.__lt__ = _binary(_tessel.less)
     T.__le__ = _binary(_tessel.less_equal)
     T.__gt__ = _binary(_tessel.greater)

@@ -18,6 +18,9 @@ struct Function::State {
   };
   std::map<std::string, Trace> traces;
   int trace_count = 0;
+  // Whether, applied inline, fn may close over tensors of the enclosing trace (they become
+  // trailing inputs of the graph; vjp's trailing inputs are its cotangents, so not for vjp).
+  bool closures_ok = true;
 };
 
 Function::Function(TensorFn fn) : state_(std::make_shared<State>()) { state_->fn = std::move(fn); }
@@ -33,6 +36,55 @@ std::string signature(const std::vector<Tensor>& args) {
     s += a.device() + ":" + dtype_name(a.dtype()) + shape_str(a.shape()) + ";";
   return s;
 }
+
+// How many Function traces are running on this thread: a Function called inside another's
+// trace (grad of grad, a compiled helper called from a traced function) is applied inline.
+thread_local int tracing_depth = 0;
+
+// Placeholders of the arguments' types, and fn run on them.
+std::vector<Tensor> trace(const TensorFn& fn, const std::vector<Tensor>& args,
+                          const std::string& device, std::vector<Tensor>& placeholders) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto op = std::make_shared<detail::LazyOp>();
+    op->kind = OpKind::Input;
+    op->types = {TensorType{args[i].dtype(), args[i].shape()}};
+    op->device = device;
+    op->values.resize(1);
+    op->placeholder = static_cast<int>(i);
+    placeholders.emplace_back(op, 0);
+  }
+  ++tracing_depth;
+  try {
+    std::vector<Tensor> outs = fn(placeholders);
+    --tracing_depth;
+    return outs;
+  } catch (...) {
+    --tracing_depth;
+    throw;
+  }
+}
+
+// Records g's nodes as lazy ops, its Inputs bound to `inputs` in order and its Constants as
+// evaluated tensors on `device`; returns the tensors of g's outputs.
+std::vector<Tensor> record_graph(const Graph& g, const std::vector<Tensor>& inputs,
+                                 const std::string& device) {
+  std::vector<std::vector<Tensor>> values(g.nodes().size());
+  size_t next = 0;
+  for (const Node& node : g.nodes()) {
+    if (node.kind == OpKind::Input) {
+      values[node.id] = {inputs.at(next++)};
+    } else if (node.kind == OpKind::Constant) {
+      values[node.id] = {Tensor(*node.literal, device)};
+    } else {
+      std::vector<Tensor> ins;
+      for (Value v : node.inputs) ins.push_back(v.valid() ? values[v.node].at(v.index) : Tensor());
+      values[node.id] = detail::record(node.kind, node.attrs, ins);
+    }
+  }
+  std::vector<Tensor> outs;
+  for (Value v : g.outputs) outs.push_back(values[v.node].at(v.index));
+  return outs;
+}
 }  // namespace
 
 std::vector<Tensor> Function::operator()(const std::vector<Tensor>& args) const {
@@ -43,6 +95,7 @@ std::vector<Tensor> Function::operator()(const std::vector<Tensor>& args) const 
     if (a.device() != device)
       throw_error(ErrorKind::Device, "[compile] arguments on devices '", device, "' and '",
                   a.device(), "'");
+  if (tracing_depth > 0) return apply_inline(args, device);
   std::string key = signature(args);
   std::shared_ptr<Executable> exe;
   {
@@ -52,16 +105,7 @@ std::vector<Tensor> Function::operator()(const std::vector<Tensor>& args) const 
   }
   if (!exe) {
     std::vector<Tensor> placeholders;
-    for (size_t i = 0; i < args.size(); ++i) {
-      auto op = std::make_shared<detail::LazyOp>();
-      op->kind = OpKind::Input;
-      op->types = {TensorType{args[i].dtype(), args[i].shape()}};
-      op->device = device;
-      op->values.resize(1);
-      op->placeholder = static_cast<int>(i);
-      placeholders.emplace_back(op, 0);
-    }
-    std::vector<Tensor> outs = state_->fn(placeholders);
+    std::vector<Tensor> outs = trace(state_->fn, args, device, placeholders);
     detail::Lowered lowered = detail::lower(outs, /*captured_as_constants=*/true, placeholders);
     auto graph = std::make_shared<Graph>(state_->transform ? state_->transform(lowered.graph)
                                                            : std::move(lowered.graph));
@@ -76,6 +120,25 @@ std::vector<Tensor> Function::operator()(const std::vector<Tensor>& args) const 
   std::vector<Tensor> outs;
   for (HostTensor& r : results) outs.emplace_back(std::move(r), device);
   return outs;
+}
+
+// Inside another trace: fn traced on placeholders, transformed, and recorded again as lazy ops
+// on `args` themselves, so the enclosing trace sees (and can differentiate) the whole path.
+// Tensors of the enclosing trace that fn closes over become extra graph inputs after the
+// arguments, bound to those tensors.
+std::vector<Tensor> Function::apply_inline(const std::vector<Tensor>& args,
+                                           const std::string& device) const {
+  std::vector<Tensor> placeholders, closed_over;
+  std::vector<Tensor> outs = trace(state_->fn, args, device, placeholders);
+  detail::Lowered lowered = detail::lower(outs, true, placeholders, &closed_over);
+  if (!closed_over.empty() && !state_->closures_ok)
+    throw_error(ErrorKind::Unsupported,
+                "[vjp] inside another transform, the function uses a tensor traced by the "
+                "enclosing transform that it did not get as an argument; pass it as a primal");
+  Graph g = state_->transform ? state_->transform(lowered.graph) : std::move(lowered.graph);
+  std::vector<Tensor> inputs = args;
+  inputs.insert(inputs.end(), closed_over.begin(), closed_over.end());
+  return record_graph(g, inputs, device);
 }
 
 int Function::cache_size() const {
@@ -111,6 +174,7 @@ VjpResult vjp(const TensorFn& fn, const std::vector<Tensor>& primals,
         return fn(std::vector<Tensor>(a.begin(), a.begin() + n));
       },
       [n](const Graph& g) { return vjp_graph(g, n); });
+  f.state_->closures_ok = false;
   std::vector<Tensor> args = primals;
   args.insert(args.end(), cotangents.begin(), cotangents.end());
   std::vector<Tensor> all = f(args);

@@ -31,15 +31,17 @@ struct LazyOp {
 std::vector<Tensor> record(OpKind kind, Attrs attrs, const std::vector<Tensor>& inputs);
 
 // Lowers the unevaluated DAG under `targets` to a Graph. Evaluated tensors become Inputs
-// (collected into `args`) or, when `captured_as_constants`, Constants; placeholders become
-// Inputs in placeholder order.
+// (collected into `args`) or, when `captured_as_constants`, Constants; `placeholders` become
+// Inputs in placeholder order. Other placeholders (of an enclosing trace) become further Inputs
+// collected into `closed_over` when it is given, and are an error otherwise.
 struct Lowered {
   Graph graph;
   std::vector<HostTensor> args;
   std::vector<std::pair<LazyOp*, int>> outputs;  // which op output each graph output is
 };
 Lowered lower(const std::vector<Tensor>& targets, bool captured_as_constants,
-              const std::vector<Tensor>& placeholders = {});
+              const std::vector<Tensor>& placeholders = {},
+              std::vector<Tensor>* closed_over = nullptr);
 
 // The lazy builder: the shared typed constructors of ir/builder.h over Tensors.
 class LazyBuilder : public OpBuilders<LazyBuilder, Tensor> {
@@ -49,8 +51,8 @@ class LazyBuilder : public OpBuilders<LazyBuilder, Tensor> {
   }
 };
 
-// Compiled executables, keyed by device and the graph's full text (structure, attributes,
-// shapes, dtypes).
+// Compiled executables, keyed by device, the graph's full text (structure, attributes, shapes,
+// dtypes) and a digest of its constants' bytes.
 std::shared_ptr<Executable> cached_executable(const Graph& g, const std::string& device);
 
 }  // namespace tessel::detail

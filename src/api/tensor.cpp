@@ -105,15 +105,15 @@ std::vector<Tensor> record(OpKind kind, Attrs attrs, const std::vector<Tensor>& 
 
 namespace {
 // Post-order of the ops under `targets`, stopping at evaluated ops and placeholders.
-std::vector<const LazyOp*> post_order(const std::vector<Tensor>& targets) {
-  std::vector<const LazyOp*> order;
+std::vector<std::shared_ptr<LazyOp>> post_order(const std::vector<Tensor>& targets) {
+  std::vector<std::shared_ptr<LazyOp>> order;
   std::unordered_map<const LazyOp*, bool> seen;
-  std::vector<std::pair<const LazyOp*, size_t>> stack;
-  for (const Tensor& t : targets) stack.push_back({t.op().get(), 0});
+  std::vector<std::pair<std::shared_ptr<LazyOp>, size_t>> stack;
+  for (const Tensor& t : targets) stack.push_back({t.op(), 0});
   while (!stack.empty()) {
-    const LazyOp* op = stack.back().first;
+    const std::shared_ptr<LazyOp> op = stack.back().first;
     size_t next = stack.back().second;
-    if (next == 0 && seen[op]) {
+    if (next == 0 && seen[op.get()]) {
       stack.pop_back();
       continue;
     }
@@ -121,11 +121,11 @@ std::vector<const LazyOp*> post_order(const std::vector<Tensor>& targets) {
     if (!leaf && next < op->inputs.size()) {
       stack.back().second++;
       const Tensor& in = op->inputs[next];
-      if (in.defined() && !seen[in.op().get()]) stack.push_back({in.op().get(), 0});
+      if (in.defined() && !seen[in.op().get()]) stack.push_back({in.op(), 0});
       continue;
     }
-    if (!seen[op]) order.push_back(op);
-    seen[op] = true;
+    if (!seen[op.get()]) order.push_back(op);
+    seen[op.get()] = true;
     stack.pop_back();
   }
   return order;
@@ -133,9 +133,9 @@ std::vector<const LazyOp*> post_order(const std::vector<Tensor>& targets) {
 }  // namespace
 
 Lowered lower(const std::vector<Tensor>& targets, bool captured_as_constants,
-              const std::vector<Tensor>& placeholders) {
+              const std::vector<Tensor>& placeholders, std::vector<Tensor>* closed_over) {
   Lowered out;
-  std::vector<const LazyOp*> order = post_order(targets);
+  std::vector<std::shared_ptr<LazyOp>> order = post_order(targets);
   std::unordered_map<const LazyOp*, std::vector<Value>> done;
   // Placeholders first, so the graph's Inputs are in argument order (used or not).
   for (size_t p = 0; p < placeholders.size(); ++p) {
@@ -143,8 +143,21 @@ Lowered lower(const std::vector<Tensor>& targets, bool captured_as_constants,
     done[placeholders[p].op().get()] = {
         out.graph.input(t.dtype, t.shape, "arg" + std::to_string(p))};
   }
-  for (const LazyOp* op : order) {
+  for (const std::shared_ptr<LazyOp>& shared : order) {
+    LazyOp* op = shared.get();
     if (done.count(op)) continue;
+    if (op->placeholder >= 0 && closed_over) {
+      const TensorType& t = op->types[0];
+      done[op] = {
+          out.graph.input(t.dtype, t.shape, "closed_over" + std::to_string(closed_over->size()))};
+      closed_over->emplace_back(shared, 0);  // a placeholder has one output
+      continue;
+    }
+    if (op->placeholder >= 0)
+      throw_error(ErrorKind::Value,
+                  "[eval] this tensor depends on an argument of a function being traced "
+                  "(compile, grad, vjp): it has no value until the compiled function runs; "
+                  "return it from the function instead of evaluating it inside");
     if (op->evaluated()) {
       std::vector<Value> vs;
       for (const auto& v : op->values) {
@@ -170,10 +183,26 @@ Lowered lower(const std::vector<Tensor>& targets, bool captured_as_constants,
   return out;
 }
 
+namespace {
+// FNV-1a over the bytes of every Constant: Graph::to_string() shows a constant's type, not its
+// value, and graphs that differ only in a captured value must not share an executable.
+std::string constants_digest(const Graph& g) {
+  uint64_t h = 1469598103934665603ull;
+  for (const Node& n : g.nodes()) {
+    if (!n.literal) continue;
+    HostTensor c = n.literal->contiguous();
+    const uint8_t* p = c.numel() > 0 ? c.data() : nullptr;
+    const size_t bytes = static_cast<size_t>(c.numel()) * dtype_size(c.dtype);
+    for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  }
+  return std::to_string(h);
+}
+}  // namespace
+
 std::shared_ptr<Executable> cached_executable(const Graph& g, const std::string& device) {
   static std::mutex mu;
   static std::unordered_map<std::string, std::shared_ptr<Executable>> cache;
-  std::string key = device + "\n" + g.to_string();
+  std::string key = device + "\n" + constants_digest(g) + "\n" + g.to_string();
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = cache.find(key);

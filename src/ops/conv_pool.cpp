@@ -1,8 +1,10 @@
 // Shape rules of the ConvPool category: Conv (1-D/2-D/3-D), Im2Col, ConvTranspose2d, Pool.
-// Every kind runs natively on the reference backend, so none has a decomposition.
+// Every kind runs natively on the reference backend; Im2Col also has a decomposition (a
+// convolution with a one-hot weight), which is what autodiff differentiates it through.
 // Their window attributes are parsed and checked by ops/conv_geometry.h.
 #include <string>
 
+#include "ir/builder.h"
 #include "ops/conv_geometry.h"
 #include "ops/rules.h"
 #include "ops/shape_util.h"
@@ -110,6 +112,24 @@ std::vector<TensorType> infer_im2col(const InferCtx& ctx) {
   return {{x.dtype, {x.shape[0], x.shape[1] * kernel[0] * kernel[1], blocks}}};
 }
 
+// im2col as a convolution with a one-hot weight w [C·kh·kw, C, kh, kw]: output channel
+// (c·kh + i)·kw + j reads channel c at kernel tap (i, j); [N, C·kh·kw, oh, ow] reshaped to
+// [N, C·kh·kw, L]. Its gradient (col2im) is then the convolution's input gradient.
+std::vector<Value> decompose_im2col(Graph& g, const Node& node, std::span<const Value> in) {
+  GraphBuilder b(g);
+  const TensorType& x = b.type(in[0]);
+  const std::vector<int64_t>& kernel = node.attrs.ints("kernel");
+  const int64_t channels = x.shape[1], taps = kernel[0] * kernel[1];
+  HostTensor w = HostTensor::empty(x.dtype, {channels * taps, channels, kernel[0], kernel[1]});
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t t = 0; t < taps; ++t) w.set_f64(((c * taps + t) * channels + c) * taps + t, 1.0);
+  Attrs conv;
+  for (const char* name : {"strides", "pads", "dilations"}) conv.set(name, node.attrs.ints(name));
+  Value y = b.op1(OpKind::Conv, std::move(conv), {in[0], g.constant(std::move(w))});
+  const Shape& ys = b.type(y).shape;
+  return {b.reshape(y, {ys[0], ys[1], ys[2] * ys[3]})};
+}
+
 std::vector<TensorType> infer_pool(const InferCtx& ctx) {
   require_rank_between(ctx, 0, 3, 5);
   const TensorType& x = ctx.in(0);
@@ -200,6 +220,7 @@ std::vector<TensorType> infer_pool(const InferCtx& ctx) {
 void register_rules_ConvPool(RuleTable& table) {
   table[OpKind::Conv].infer = infer_conv;
   table[OpKind::Im2Col].infer = infer_im2col;
+  table[OpKind::Im2Col].decompose = decompose_im2col;
   table[OpKind::ConvTranspose2d].infer = infer_conv_transpose2d;
   table[OpKind::Pool].infer = infer_pool;
 }
