@@ -1,13 +1,13 @@
 """`pip install` of the repository into a fresh venv (with the system's numpy, no index, no
 build isolation), then `import tessel` from another directory with no PYTHONPATH.
 
-The CMake build directory setup.py uses is a fresh one, <source>/build-pip-test-<pid>, removed
-afterwards: with a warm ccache the whole test (configure, build, venv, install, import) takes
-about 12 s on 2 cores. It sits next to the source's other build directories on purpose: ccache
+ctest passes its own build directory in TESSEL_BUILD_DIR, which setup.py reuses as it is (only
+ninja runs there, and it is up to date). Run by hand without it, the test builds in a fresh
+<source>/build-pip-test-<pid>, removed afterwards: the path a user's first `pip install` takes.
+With a warm ccache that whole test (configure, build, venv, install, import) takes about 12 s
+on 2 cores; it sits next to the source's other build directories on purpose, since ccache
 (CCACHE_BASEDIR=<source>, as scripts/build.sh sets) only hits for a build directory at the same
-depth below the source, whose compile commands then read the same. With a cold ccache a clean
-build takes many minutes; set TESSEL_BUILD_DIR to an existing build directory (e.g. the ctest
-one) to reuse it as it is (only ninja runs in it).
+depth below the source. With a cold ccache it compiles the whole library (many minutes).
 """
 import os
 import pathlib
