@@ -51,7 +51,19 @@ bool spin_while(Pred waiting, std::chrono::microseconds limit) {
 }
 constexpr std::chrono::microseconds kSpin{200};
 
-// Workers wait for a job generation; each job hands out chunk indices from an atomic counter.
+// One parallel job: its chunk function, counters and first error. Workers hold it by shared
+// pointer, so a worker that joins late (every chunk already handed out) draws from this job's
+// exhausted counter — never from the next job's, whose indices it would otherwise run twice and
+// whose completion count it would overshoot (a hang).
+struct Job {
+  const std::function<void(int64_t)>* fn;
+  int64_t chunks;
+  std::atomic<int64_t> next{0};
+  std::atomic<int64_t> done{0};  // written under Pool::mu_ (the waits' predicate)
+  std::exception_ptr error;      // under Pool::mu_
+};
+
+// Workers wait for a job generation, then take chunk indices from the job's atomic counter.
 class Pool {
  public:
   explicit Pool(int threads) : threads_(threads) {
@@ -68,52 +80,55 @@ class Pool {
   int threads() const { return threads_; }
 
   void run(int64_t chunks, const std::function<void(int64_t)>& chunk_fn) {
+    auto job = std::make_shared<Job>();
+    job->fn = &chunk_fn;
+    job->chunks = chunks;
     std::unique_lock lock(mu_);
-    fn_ = &chunk_fn;
-    chunks_ = chunks;
-    next_.store(0);
-    done_ = 0;
-    error_ = nullptr;
+    job_ = job;
     ++generation_;
     lock.unlock();
     wake_.notify_all();
-    drain();
-    spin_while([&] { return done_.load() != chunks_; }, kSpin);
+    drain(*job);
+    spin_while([&] { return job->done.load() != chunks; }, kSpin);
     lock.lock();
-    finished_.wait(lock, [&] { return done_.load() == chunks_; });
-    fn_ = nullptr;
-    if (error_) std::rethrow_exception(error_);
+    finished_.wait(lock, [&] { return job->done.load() == chunks; });
+    job_ = nullptr;  // a worker waking now finds no job (its fn is about to go out of scope)
+    if (job->error) std::rethrow_exception(job->error);
   }
 
  private:
-  void drain() {
+  void drain(Job& job) {
     t_in_parallel = true;
     int64_t ran = 0;
     std::exception_ptr err;
-    for (int64_t c; (c = next_.fetch_add(1)) < chunks_;) {
+    for (int64_t c; (c = job.next.fetch_add(1)) < job.chunks;) {
       try {
-        (*fn_)(c);
+        (*job.fn)(c);
       } catch (...) {
         if (!err) err = std::current_exception();
       }
       ++ran;
     }
     t_in_parallel = false;
+    if (ran == 0) return;
     std::lock_guard lock(mu_);
-    if (err && !error_) error_ = err;
-    if ((done_ += ran) == chunks_) finished_.notify_all();
+    if (err && !job.error) job.error = err;
+    if ((job.done += ran) == job.chunks) finished_.notify_all();
   }
 
   void work() {
     uint64_t seen = 0;
     for (;;) {
       spin_while([&] { return generation_.load() == seen && !stop_.load(); }, kSpin);
-      std::unique_lock lock(mu_);
-      wake_.wait(lock, [&] { return stop_ || (generation_ != seen && fn_ != nullptr); });
-      if (stop_) return;
-      seen = generation_;
-      lock.unlock();
-      drain();
+      std::shared_ptr<Job> job;
+      {
+        std::unique_lock lock(mu_);
+        wake_.wait(lock, [&] { return stop_ || (generation_ != seen && job_ != nullptr); });
+        if (stop_) return;
+        seen = generation_;
+        job = job_;
+      }
+      drain(*job);
     }
   }
 
@@ -121,14 +136,10 @@ class Pool {
   std::vector<std::thread> workers_;
   std::mutex mu_;
   std::condition_variable wake_, finished_;
-  const std::function<void(int64_t)>* fn_ = nullptr;
-  int64_t chunks_ = 0;
-  // Written under mu_ (the condition variables' predicates); atomic for the spinning reads.
-  std::atomic<int64_t> done_{0};
-  std::atomic<int64_t> next_{0};
+  std::shared_ptr<Job> job_;  // the running job, or null; under mu_
+  // Written under mu_; atomic for the spinning reads.
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> stop_{false};
-  std::exception_ptr error_;
 };
 
 std::mutex g_pool_mu;  // serializes callers from different user threads

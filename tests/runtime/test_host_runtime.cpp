@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "backends/cpu/isa.h"
@@ -28,6 +31,38 @@ TEST(ThreadPool, EveryIndexRunsExactlyOnce) {
       });
       for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << n << " " << grain << " " << i;
     }
+}
+
+// A worker that joins a job late (every chunk already taken) must not take a chunk of the next
+// job: with more threads than cores, workers are preempted between jobs all the time. Jobs of 2
+// and 16 chunks alternate, so a late worker's stale counter (>= 2) is a valid index of the next
+// job; each index must still run exactly once, and every job must end (a watchdog aborts a
+// hang).
+TEST(ThreadPool, LateWorkersNeverTakeTheNextJobsChunks) {
+  int saved = num_threads();
+  set_num_threads(4);
+  std::atomic<bool> finished{false};
+  std::thread watchdog([&] {
+    for (int i = 0; i < 1200 && !finished.load(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!finished.load()) {
+      std::fprintf(stderr, "ThreadPool stress: a job never finished (hang)\n");
+      std::abort();
+    }
+  });
+  int64_t wrong = 0;
+  for (int job = 0; job < 100000 && wrong == 0; ++job) {
+    const int64_t n = job % 2 ? 16 : 2;
+    std::array<std::atomic<int>, 16> hits{};
+    parallel_for(n, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[i]++;
+    });
+    for (int64_t i = 0; i < n; ++i) wrong += hits[i].load() != 1;
+  }
+  finished = true;
+  watchdog.join();
+  EXPECT_EQ(wrong, 0) << "an index ran twice or not at all";
+  set_num_threads(saved);
 }
 
 TEST(ThreadPool, UsesSeveralThreadsAndNestedCallsRunInline) {
