@@ -7,30 +7,6 @@
 namespace tessel::python {
 namespace {
 
-const char* attr_type_name(AttrType t) {
-  switch (t) {
-    case AttrType::Int:
-      return "int";
-    case AttrType::Float:
-      return "float";
-    case AttrType::Bool:
-      return "bool";
-    case AttrType::Ints:
-      return "ints";
-    case AttrType::Floats:
-      return "floats";
-    case AttrType::String:
-      return "string";
-    case AttrType::DType:
-      return "dtype";
-    case AttrType::Graph:
-      return "graph";
-    case AttrType::Enum:
-      return "enum";
-  }
-  return "?";
-}
-
 py::list ports(const std::vector<PortSpec>& specs) {
   py::list out;
   for (const PortSpec& p : specs)

@@ -139,7 +139,9 @@ bool type_matches(const AttrSpec& spec, AttrValue& v) {
   return false;
 }
 
-const char* type_name(AttrType t) {
+}  // namespace
+
+const char* attr_type_name(AttrType t) {
   switch (t) {
     case AttrType::Int:
       return "int";
@@ -163,8 +165,6 @@ const char* type_name(AttrType t) {
   return "?";
 }
 
-}  // namespace
-
 void Attrs::normalize(const OpInfo& info, const std::string& where) {
   for (auto& [name, value] : items_) {
     const AttrSpec* spec = info.find_attr(name);
@@ -175,9 +175,9 @@ void Attrs::normalize(const OpInfo& info, const std::string& where) {
                   " takes: ", known.empty() ? "none" : known);
     }
     if (!type_matches(*spec, value))
-      throw_error(
-          ErrorKind::Value, where, " attribute '", name, "' must be of type ",
-          spec->type == AttrType::Enum ? enum_info(spec->enum_type).name : type_name(spec->type));
+      throw_error(ErrorKind::Value, where, " attribute '", name, "' must be of type ",
+                  spec->type == AttrType::Enum ? enum_info(spec->enum_type).name
+                                               : attr_type_name(spec->type));
     if (spec->type == AttrType::Enum) {
       int64_t v = std::get<int64_t>(value);
       int64_t n = static_cast<int64_t>(enum_info(spec->enum_type).values.size());
@@ -191,7 +191,7 @@ void Attrs::normalize(const OpInfo& info, const std::string& where) {
     if (!spec.default_text)
       throw_error(
           ErrorKind::Value, where, " required attribute '", spec.name, "' (",
-          spec.type == AttrType::Enum ? enum_info(spec.enum_type).name : type_name(spec.type),
+          spec.type == AttrType::Enum ? enum_info(spec.enum_type).name : attr_type_name(spec.type),
           ") is missing");
     set(spec.name, parse_default(spec, where));
   }

@@ -48,6 +48,7 @@ enum class Differentiable : uint8_t { No, Yes, PerVariant };
 enum class OpStatus : uint8_t { Ready, Pending };
 
 enum class AttrType : uint8_t { Int, Float, Bool, Ints, Floats, String, DType, Graph, Enum };
+const char* attr_type_name(AttrType t);  // as ops.def spells it: "int", "ints", ...; "enum"
 
 struct AttrSpec {
   std::string name;
