@@ -1,6 +1,7 @@
 // The op table as Python data (what tessel/_ops.py generates a function per kind from, and the
 // stub generator writes signatures from), and the one generic entry point every generated
 // function calls: op(kind, inputs, attrs).
+#include "api/lazy.h"
 #include "bindings.h"
 #include "ir/op.h"
 
@@ -146,15 +147,7 @@ void bind_op_table(py::module_& m) {
       "op",
       [](const std::string& kind, const std::vector<std::optional<Tensor>>& inputs,
          const py::dict& attrs) {
-        std::optional<OpKind> k = op_from_name(kind);
-        if (!k) {
-          auto alias = resolve_alias(kind);
-          if (!alias)
-            throw_error(ErrorKind::Value, "[op] '", kind,
-                        "' is neither an op kind nor a seed operation ID (see tessel.op_table())");
-          k = alias->kind;
-        }
-        const OpInfo& info = op_info(*k);
+        const OpInfo& info = op_info(detail::kind_or_alias(kind).kind);
         std::vector<NamedAttr> named;
         for (auto [name, value] : attrs) {
           if (value.is_none()) continue;  // None: the schema's default

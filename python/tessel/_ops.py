@@ -12,6 +12,7 @@ import re
 import types
 
 from . import _tessel
+from ._tensor import as_tensor
 
 # Kinds users do not call: graph leaves, and kinds whose required attribute is a graph body.
 _NOT_FUNCTIONS = {"Input", "Param", "Constant"}
@@ -111,9 +112,9 @@ def _make(entry):
         inputs = []
         for port, value in zip(entry["inputs"], values[:n_inputs]):
             if port["variadic"]:
-                inputs.extend(_as_tensor(v) for v in value)
+                inputs.extend(as_tensor(v) for v in value)
             else:
-                inputs.append(None if value is None else _as_tensor(value))
+                inputs.append(None if value is None else as_tensor(value))
         attrs = dict(zip(attr_names, values[n_inputs:]))
         outs = _tessel.op(kind, inputs, attrs)
         return outs[0] if single else tuple(outs)
@@ -124,10 +125,6 @@ def _make(entry):
     fn.__doc__ = _docstring(entry)
     fn.op_kind = kind
     return fn
-
-
-def _as_tensor(x):
-    return x if isinstance(x, _tessel.Tensor) else _tessel.Tensor(x)
 
 
 def ready_entries():
@@ -154,7 +151,7 @@ def op(kind, *inputs, **attrs):
     """Records any op of the table by kind name ("Attention") or seed operation ID
     ("attention.sliding_window", which also sets the variant); returns its outputs (one Tensor,
     or a tuple for several). An absent optional input is None."""
-    outs = _tessel.op(kind, [None if x is None else _as_tensor(x) for x in inputs], attrs)
+    outs = _tessel.op(kind, [None if x is None else as_tensor(x) for x in inputs], attrs)
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 

@@ -21,6 +21,7 @@ import numpy as _np
 
 from . import _tessel
 from . import ops as _ops  # tessel.ops, set up by the package before nn is imported
+from ._tensor import as_tensor
 
 Tensor = _tessel.Tensor
 _rng = _np.random.default_rng(0)
@@ -385,14 +386,10 @@ def _reduction(name, reduction):
     return _REDUCTIONS[reduction]
 
 
-def _as_tensor(x):
-    return x if isinstance(x, Tensor) else Tensor(x)
-
-
 def cross_entropy(logits, target, reduction="mean", ignore_index=-100, label_smoothing=0.0):
     """Cross-entropy of logits [N, C, ...] against class ids [N, ...] (integers) or class
     probabilities of logits' shape (floats), as torch.nn.functional.cross_entropy."""
-    logits, target = _as_tensor(logits), _as_tensor(target)
+    logits, target = as_tensor(logits), as_tensor(target)
     r = _reduction("cross_entropy", reduction)
     if target.dtype.is_floating_point:
         if label_smoothing or ignore_index != -100:
@@ -405,7 +402,7 @@ def cross_entropy(logits, target, reduction="mean", ignore_index=-100, label_smo
 
 def nll_loss(log_probs, target, reduction="mean", ignore_index=-100):
     """-log_probs[n, target[n], ...], averaged over the targets that are not ignore_index."""
-    log_probs, target = _as_tensor(log_probs), _as_tensor(target)
+    log_probs, target = as_tensor(log_probs), as_tensor(target)
     r = _reduction("nll_loss", reduction)
     if log_probs.ndim < 2 or tuple(target.shape) != tuple(log_probs.shape[:1]) + tuple(
             log_probs.shape[2:]):
@@ -426,7 +423,7 @@ def nll_loss(log_probs, target, reduction="mean", ignore_index=-100):
 
 def _loss(kind, name):
     def fn(input, target, reduction="mean"):  # noqa: A002 (PyTorch's name)
-        return _ops.loss(_as_tensor(input), _as_tensor(target), kind=kind,
+        return _ops.loss(as_tensor(input), as_tensor(target), kind=kind,
                          reduction=_reduction(name, reduction))
     fn.__name__ = fn.__qualname__ = name
     return fn
@@ -445,13 +442,13 @@ binary_cross_entropy_with_logits.__doc__ = "BCE of logits, stable."
 
 def huber_loss(input, target, reduction="mean", delta=1.0):  # noqa: A002
     """Huber loss (torch.nn.functional.huber_loss)."""
-    return _ops.loss(_as_tensor(input), _as_tensor(target), kind="Huber",
+    return _ops.loss(as_tensor(input), as_tensor(target), kind="Huber",
                      reduction=_reduction("huber_loss", reduction), delta=delta)
 
 
 def kl_div(input, target, reduction="mean", log_target=False):  # noqa: A002
     """KL(target ‖ input) with input log-probabilities (torch.nn.functional.kl_div)."""
-    return _ops.loss(_as_tensor(input), _as_tensor(target), kind="KlDiv",
+    return _ops.loss(as_tensor(input), as_tensor(target), kind="KlDiv",
                      reduction=_reduction("kl_div", reduction), log_target=log_target)
 
 

@@ -26,6 +26,10 @@ struct LazyOp {
   }
 };
 
+// The kind (and variant, or -1) a kind name or seed-000 operation ID names; a Value error for
+// neither.
+AliasTarget kind_or_alias(const std::string& name);
+
 // Records op `kind` on `inputs`: checks it through the kind's shape rule (via a scratch Graph)
 // and returns one Tensor per output.
 std::vector<Tensor> record(OpKind kind, Attrs attrs, const std::vector<Tensor>& inputs);

@@ -63,23 +63,23 @@ ActivationKind act_from_name(const std::string& name) {
 
 }  // namespace
 
+namespace detail {
+AliasTarget kind_or_alias(const std::string& name) {
+  if (std::optional<OpKind> kind = op_from_name(name)) return {*kind, -1};
+  if (auto alias = resolve_alias(name)) return *alias;
+  throw_error(ErrorKind::Value, "[op] '", name,
+              "' is neither an op kind nor a seed operation ID (see `tessel ops`)");
+}
+}  // namespace detail
+
 std::vector<Tensor> op(const std::string& kind_or_alias, const std::vector<Tensor>& inputs,
                        const std::vector<NamedAttr>& named) {
-  std::optional<OpKind> kind = op_from_name(kind_or_alias);
-  int variant = -1;
-  if (!kind) {
-    auto alias = resolve_alias(kind_or_alias);
-    if (!alias)
-      throw_error(ErrorKind::Value, "[op] '", kind_or_alias,
-                  "' is neither an op kind nor a seed operation ID (see `tessel ops`)");
-    kind = alias->kind;
-    variant = alias->variant;
-  }
-  const OpInfo& info = op_info(*kind);
+  auto [kind, variant] = detail::kind_or_alias(kind_or_alias);
+  const OpInfo& info = op_info(kind);
   Attrs attrs = to_attrs(info, named);
   if (variant >= 0 && !attrs.has(info.attrs[info.variant_attr].name))
     attrs.set(info.attrs[info.variant_attr].name, AttrValue(int64_t{variant}));
-  return detail::record(*kind, std::move(attrs), inputs);
+  return detail::record(kind, std::move(attrs), inputs);
 }
 
 Tensor add(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Add, a, b); }
