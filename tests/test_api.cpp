@@ -126,3 +126,23 @@ TEST(Api, MultiOutputOpsEvaluateOnce) {
 
 }  // namespace
 }  // namespace tessel
+
+namespace tessel::testing {
+namespace {
+
+// A node may leave out trailing optional inputs (Conv without a bias): every backend's kernel
+// sees them as absent instead of reading past the inputs it was given.
+TEST(Api, TrailingOptionalInputsMayBeLeftOut) {
+  for (const char* device : {"reference", "cpu"}) {
+    Tensor x = Tensor::from_vector(std::vector<float>(25, 1.0f), {1, 1, 5, 5}, DType::F32, device);
+    Tensor w = Tensor::from_vector(std::vector<float>(9, 1.0f), {1, 1, 3, 3}, DType::F32, device);
+    Tensor y = op("Conv", {x, w}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})[0];
+    std::vector<double> v = y.to_f64();
+    ASSERT_EQ(v.size(), 25u) << device;
+    EXPECT_EQ(v[0], 4) << device;   // a corner sees 2×2 ones
+    EXPECT_EQ(v[12], 9) << device;  // the centre sees 3×3
+  }
+}
+
+}  // namespace
+}  // namespace tessel::testing

@@ -89,8 +89,10 @@ struct NamedAttr {
 
 // Any op of the table by kind name (e.g. "Attention") or seed-000 operation ID (e.g.
 // "attention.sliding_window", which also sets the variant). Absent optional inputs: Tensor().
+// `device`: where an op without inputs (Range, RngUniform, ...) runs — the default device when
+// empty; when given for an op with inputs, they must be on it (a Device error otherwise).
 std::vector<Tensor> op(const std::string& kind_or_alias, const std::vector<Tensor>& inputs,
-                       const std::vector<NamedAttr>& attrs = {});
+                       const std::vector<NamedAttr>& attrs = {}, const std::string& device = "");
 
 // compile(fn): traces fn once per distinct (shapes, dtypes, device) signature of its arguments
 // and reuses the compiled graph afterwards. Tensors fn captures become constants of the graph.

@@ -31,8 +31,10 @@ struct LazyOp {
 AliasTarget kind_or_alias(const std::string& name);
 
 // Records op `kind` on `inputs`: checks it through the kind's shape rule (via a scratch Graph)
-// and returns one Tensor per output.
-std::vector<Tensor> record(OpKind kind, Attrs attrs, const std::vector<Tensor>& inputs);
+// and returns one Tensor per output. `device`: where an op without inputs runs (default: the
+// default device); given with inputs, they must be on it.
+std::vector<Tensor> record(OpKind kind, Attrs attrs, const std::vector<Tensor>& inputs,
+                           const std::string& device = "");
 
 // Lowers the unevaluated DAG under `targets` to a Graph. Evaluated tensors become Inputs
 // (collected into `args`) or, when `captured_as_constants`, Constants; `placeholders` become

@@ -73,13 +73,13 @@ AliasTarget kind_or_alias(const std::string& name) {
 }  // namespace detail
 
 std::vector<Tensor> op(const std::string& kind_or_alias, const std::vector<Tensor>& inputs,
-                       const std::vector<NamedAttr>& named) {
+                       const std::vector<NamedAttr>& named, const std::string& device) {
   auto [kind, variant] = detail::kind_or_alias(kind_or_alias);
   const OpInfo& info = op_info(kind);
   Attrs attrs = to_attrs(info, named);
   if (variant >= 0 && !attrs.has(info.attrs[info.variant_attr].name))
     attrs.set(info.attrs[info.variant_attr].name, AttrValue(int64_t{variant}));
-  return detail::record(kind, std::move(attrs), inputs);
+  return detail::record(kind, std::move(attrs), inputs, device);
 }
 
 Tensor add(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Add, a, b); }

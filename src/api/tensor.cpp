@@ -74,8 +74,9 @@ Tensor Tensor::astype(DType dtype) const { return detail::LazyBuilder().cast(*th
 
 namespace detail {
 
-std::vector<Tensor> record(OpKind kind, Attrs attrs, const std::vector<Tensor>& inputs) {
-  std::string device;
+std::vector<Tensor> record(OpKind kind, Attrs attrs, const std::vector<Tensor>& inputs,
+                           const std::string& on_device) {
+  std::string device = on_device;
   for (const Tensor& t : inputs) {
     if (!t.defined()) continue;
     if (device.empty())

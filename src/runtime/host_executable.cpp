@@ -124,6 +124,10 @@ std::vector<HostTensor> HostExecutable::run(std::span<const HostTensor> args) {
         std::vector<HostTensor> in;
         in.reserve(n.inputs.size());
         for (Value v : n.inputs) in.push_back(v.valid() ? values[v.node][v.index] : HostTensor{});
+        // Trailing optional inputs a node leaves out reach the kernel as absent tensors, so a
+        // kernel can index every input of its kind's schema.
+        if (const int max = n.info().max_inputs(); max > static_cast<int>(in.size()))
+          in.resize(static_cast<size_t>(max));
         std::vector<HostTensor> out;
         for (size_t i = 0; i < n.outputs.size(); ++i) {
           const TensorType& t = n.outputs[i];

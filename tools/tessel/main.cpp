@@ -13,8 +13,10 @@
 #include "runtime/coverage.h"
 
 namespace tessel {
-int cmd_profile(const std::vector<std::string>& args);  // profile.cpp
-int cmd_train(const std::vector<std::string>& args);    // train.cpp
+int cmd_profile(const std::vector<std::string>& args);    // profile.cpp
+int cmd_train(const std::vector<std::string>& args);      // train.cpp
+int cmd_onnx_test(const std::vector<std::string>& args);  // onnx_test.cpp
+int cmd_run(const std::vector<std::string>& args);        // onnx_run.cpp
 }  // namespace tessel
 
 namespace {
@@ -38,6 +40,15 @@ int usage() {
                "                     [--batch N] [--seed N] [--checkpoint PATH] [--resume PATH]\n"
                "                                      train on sklearn's handwritten digits and\n"
                "                                      report held-out accuracy (the main job)\n"
+               "       tessel run MODEL.onnx [INPUT_FILE...] [--input NAME=FILE] [--dim NAME=N]\n"
+               "                     [--seed N] [--device D] [--threads N] [--repeat N]\n"
+               "                     [--compare-reference] [--profile TRACE.json]\n"
+               "                     [--save-outputs DIR]\n"
+               "                                      run an ONNX model (tessel run --help)\n"
+               "       tessel onnx-test [--device D[,D]] [--filter S] [--markdown FILE]\n"
+               "                     [--baseline FILE] [--verbose] SUITE_DIR...\n"
+               "                                      run ONNX backend-test cases and compare\n"
+               "                                      with their expected outputs\n"
                "       tessel version\n";
   return 2;
 }
@@ -162,6 +173,8 @@ int main(int argc, char** argv) {
     if (args[0] == "parity") return cmd_parity(args);
     if (args[0] == "profile") return cmd_profile(args);
     if (args[0] == "train") return cmd_train(args);
+    if (args[0] == "onnx-test") return cmd_onnx_test(args);
+    if (args[0] == "run") return cmd_run(args);
     if (args[0] == "ops") return cmd_ops(args.size() > 1 && args[1] == "--json");
     if (args[0] == "coverage") {
       if (args.size() > 1 && args[1] == "--json")

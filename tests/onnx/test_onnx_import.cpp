@@ -1,0 +1,268 @@
+// The ONNX importer's model-level behaviour: running a model, dynamic dimensions, functions,
+// external data, and clear errors for every kind of bad input (never a crash or a huge
+// allocation).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "onnx_test_util.h"
+#include "tessel/onnx.h"
+
+namespace tessel::testing {
+namespace {
+
+using onnx::Model;
+using onnx::Value;
+
+// y = relu(x + w), x: f32[N, 3] (N symbolic), w an initializer.
+pb::ModelProto add_relu_model() {
+  pb::ModelProto m = model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", pb::TensorProto::FLOAT, {-1, 3}, {"N"});
+  *g->add_output() = tensor_info("y", pb::TensorProto::FLOAT, {-1, 3}, {"N"});
+  *g->add_initializer() = float_tensor("w", {3}, {1, -2, 0.5});
+  *g->add_node() = node("Add", {"x", "w"}, {"s"}, "add");
+  *g->add_node() = node("Relu", {"s"}, {"y"}, "relu");
+  return m;
+}
+
+template <class F>
+std::string error_of(F&& f, ErrorKind kind) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no error raised";
+  return "";
+}
+
+TEST(OnnxImport, RunsAModelAndBindsDynamicDimensionsPerCall) {
+  Model m = Model::parse(bytes_of(add_relu_model()));
+  ASSERT_EQ(m.inputs().size(), 1u);  // the initializer is not an input
+  EXPECT_EQ(m.inputs()[0].dims, (std::vector<int64_t>{-1, 3}));
+  EXPECT_EQ(m.inputs()[0].dim_names[0], "N");
+  for (int64_t n : {1, 4}) {
+    std::vector<float> xs;
+    for (int64_t i = 0; i < n * 3; ++i) xs.push_back(static_cast<float>(i) - 2);
+    Tensor x = Tensor::from_vector(xs, {n, 3}, DType::F32, "cpu");
+    std::vector<Value> out = m.run({Value(x)});
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_EQ(out[0].tensor.shape(), (Shape{n, 3}));
+    std::vector<double> y = out[0].tensor.to_f64();
+    const float w[3] = {1, -2, 0.5};
+    for (int64_t i = 0; i < n * 3; ++i) EXPECT_FLOAT_EQ(y[i], std::max(0.0f, xs[i] + w[i % 3]));
+  }
+}
+
+TEST(OnnxImport, WrongInputShapeDTypeOrCountIsAClearError) {
+  Model m = Model::parse(bytes_of(add_relu_model()));
+  auto run = [&](Tensor t) { m.run({Value(t)}); };
+  std::string msg = error_of(
+      [&] {
+        run(Tensor::from_vector(std::vector<float>(8), {2, 4}, DType::F32, "cpu"));
+      },
+      ErrorKind::Shape);
+  EXPECT_NE(msg.find("'x'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("[N,3]"), std::string::npos) << msg;
+  msg = error_of(
+      [&] {
+        run(Tensor::from_vector(std::vector<int>(6), {2, 3}, DType::I32, "cpu"));
+      },
+      ErrorKind::DType);
+  EXPECT_NE(msg.find("tensor(float)"), std::string::npos) << msg;
+  error_of([&] { m.run(std::vector<Value>{}); }, ErrorKind::Value);
+  msg = error_of([&] { m.run(std::map<std::string, Value>{{"z", Value()}}); }, ErrorKind::Value);
+  EXPECT_NE(msg.find("'x'"), std::string::npos) << msg;
+}
+
+TEST(OnnxImport, SymbolicDimensionsMustAgreeAcrossInputs) {
+  pb::ModelProto p = model();
+  auto* g = p.mutable_graph();
+  *g->add_input() = tensor_info("a", pb::TensorProto::FLOAT, {-1}, {"N"});
+  *g->add_input() = tensor_info("b", pb::TensorProto::FLOAT, {-1}, {"N"});
+  *g->add_output() = tensor_info("y", pb::TensorProto::FLOAT, {-1}, {"N"});
+  *g->add_node() = node("Add", {"a", "b"}, {"y"});
+  Model m = Model::parse(bytes_of(p));
+  Tensor a = Tensor::from_vector(std::vector<float>{1, 2}, {2}, DType::F32, "cpu");
+  Tensor b = Tensor::from_vector(std::vector<float>{1, 2, 3}, {3}, DType::F32, "cpu");
+  std::string msg = error_of(
+      [&] {
+        m.run(std::vector<Value>{Value(a), Value(b)});
+      },
+      ErrorKind::Shape);
+  EXPECT_NE(msg.find("'N'"), std::string::npos) << msg;
+}
+
+TEST(OnnxImport, TruncatedOrCorruptedBytesAreAFormatError) {
+  std::vector<uint8_t> good = bytes_of(add_relu_model());
+  for (size_t cut : {good.size() / 2, good.size() - 3, size_t{5}}) {
+    std::vector<uint8_t> bad(good.begin(), good.begin() + static_cast<long>(cut));
+    try {
+      Model::parse(bad);
+      ADD_FAILURE() << "a model cut to " << cut << " bytes parsed";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Format) << e.what();
+    }
+  }
+  std::vector<uint8_t> garbage(64, 0xff);
+  error_of([&] { Model::parse(garbage); }, ErrorKind::Format);
+  error_of([&] { Model::load("/nonexistent/model.onnx"); }, ErrorKind::Io);
+}
+
+TEST(OnnxImport, CyclicGraphsAndMissingInitializersNameTheNode) {
+  pb::ModelProto p = add_relu_model();
+  // relu reads its own output through the add: a cycle (and an unsorted graph).
+  p.mutable_graph()->mutable_node(0)->set_input(1, "y");
+  std::string msg = error_of([&] { Model::parse(bytes_of(p)); }, ErrorKind::Format);
+  EXPECT_NE(msg.find("node 'add'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'y'"), std::string::npos) << msg;
+
+  pb::ModelProto q = add_relu_model();
+  q.mutable_graph()->clear_initializer();
+  msg = error_of([&] { Model::parse(bytes_of(q)); }, ErrorKind::Format);
+  EXPECT_NE(msg.find("'w'"), std::string::npos) << msg;
+}
+
+TEST(OnnxImport, EveryUnsupportedOpIsListedAtLoadTime) {
+  pb::ModelProto p = add_relu_model();
+  auto* o = p.add_opset_import();
+  o->set_domain("com.example");
+  o->set_version(3);
+  *p.mutable_graph()->add_node() = node("FrobnicateA", {"y"}, {"z1"}, "fa");
+  *p.mutable_graph()->add_node() = node("FrobnicateB", {"z1"}, {"z2"}, "fb", "com.example");
+  *p.mutable_graph()->add_node() = node("FrobnicateA", {"z2"}, {"z3"}, "fa2");
+  std::string msg = error_of([&] { Model::parse(bytes_of(p)); }, ErrorKind::Unsupported);
+  EXPECT_NE(msg.find("2 unsupported ops"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("FrobnicateA (domain 'ai.onnx', opset 13): node 'fa'"), std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("FrobnicateB (domain 'com.example', opset 3): node 'fb'"), std::string::npos)
+      << msg;
+}
+
+TEST(OnnxImport, AbsurdOrInconsistentTensorSizesAreRejectedBeforeAllocating) {
+  pb::ModelProto p = add_relu_model();
+  pb::TensorProto* w = p.mutable_graph()->mutable_initializer(0);
+  w->clear_dims();
+  w->add_dims(int64_t{1} << 40);
+  w->add_dims(int64_t{1} << 40);  // 2^80 elements: overflows
+  std::string msg = error_of([&] { Model::parse(bytes_of(p)); }, ErrorKind::Format);
+  EXPECT_NE(msg.find("'w'"), std::string::npos) << msg;
+
+  w->clear_dims();
+  w->add_dims(int64_t{1} << 40);  // 2^40 floats claimed, 3 present
+  msg = error_of([&] { Model::parse(bytes_of(p)); }, ErrorKind::Format);
+  EXPECT_NE(msg.find("float_data holds 3 values"), std::string::npos) << msg;
+
+  w->clear_dims();
+  w->add_dims(3);
+  w->clear_float_data();
+  w->set_raw_data(std::string(11, '\0'));  // 11 bytes for 3 floats
+  msg = error_of([&] { Model::parse(bytes_of(p)); }, ErrorKind::Format);
+  EXPECT_NE(msg.find("raw_data has 11 bytes"), std::string::npos) << msg;
+
+  w->set_data_type(99);
+  msg = error_of([&] { Model::parse(bytes_of(p)); }, ErrorKind::Format);
+  EXPECT_NE(msg.find("unknown data_type 99"), std::string::npos) << msg;
+}
+
+TEST(OnnxImport, ReadsExternalDataBesideTheModelAndRefusesPathsOutsideIt) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "tessel_onnx_external";
+  fs::create_directories(dir);
+  const float w[3] = {1, -2, 0.5};
+  {
+    std::ofstream f(dir / "weights.bin", std::ios::binary);
+    f.write("pad!", 4);
+    f.write(reinterpret_cast<const char*>(w), sizeof w);
+  }
+  pb::ModelProto p = add_relu_model();
+  pb::TensorProto* t = p.mutable_graph()->mutable_initializer(0);
+  t->clear_float_data();
+  t->set_data_location(pb::TensorProto::EXTERNAL);
+  auto kv = [&](const char* k, const std::string& v) {
+    auto* e = t->add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  };
+  kv("location", "weights.bin");
+  kv("offset", "4");
+  kv("length", "12");
+  {
+    std::ofstream f(dir / "model.onnx", std::ios::binary);
+    f << p.SerializeAsString();
+  }
+  Model m = Model::load((dir / "model.onnx").string());
+  Tensor x = Tensor::from_vector(std::vector<float>{0, 0, 0}, {1, 3}, DType::F32, "cpu");
+  EXPECT_EQ(m.run({Value(x)})[0].tensor.to_f64(), (std::vector<double>{1, 0, 0.5}));
+
+  t->mutable_external_data(0)->set_value("../outside.bin");
+  std::string msg = error_of([&] { Model::parse(bytes_of(p), dir.string()); }, ErrorKind::Format);
+  EXPECT_NE(msg.find("leaves the model's directory"), std::string::npos) << msg;
+  t->mutable_external_data(0)->set_value("weights.bin");
+  t->mutable_external_data(1)->set_value("8");  // 8 + 12 > 16 bytes
+  msg = error_of([&] { Model::parse(bytes_of(p), dir.string()); }, ErrorKind::Format);
+  EXPECT_NE(msg.find("lies outside"), std::string::npos) << msg;
+  fs::remove_all(dir);
+}
+
+TEST(OnnxImport, ModelLocalFunctionsExpandWithAttributeReferences) {
+  // A local function Scale(x) = x * alpha, with alpha an attribute reference resolved from the
+  // calling node, used twice with different attributes.
+  pb::ModelProto p = model();
+  auto* o = p.add_opset_import();
+  o->set_domain("local");
+  o->set_version(1);
+  pb::FunctionProto* f = p.add_functions();
+  f->set_name("Scale");
+  f->set_domain("local");
+  f->add_input("x");
+  f->add_output("y");
+  *f->add_opset_import() = p.opset_import(0);
+  pb::NodeProto c = node("Constant", {}, {"a"});
+  auto* attr = c.add_attribute();
+  attr->set_name("value_float");
+  attr->set_type(pb::AttributeProto::FLOAT);
+  attr->set_ref_attr_name("alpha");
+  *f->add_node() = c;
+  *f->add_node() = node("Mul", {"x", "a"}, {"y"});
+  auto* g = p.mutable_graph();
+  *g->add_input() = tensor_info("x", pb::TensorProto::FLOAT, {2});
+  *g->add_output() = tensor_info("z", pb::TensorProto::FLOAT, {2});
+  for (auto [in, out, alpha] : {std::tuple{"x", "h", 3.0f}, std::tuple{"h", "z", -0.5f}}) {
+    pb::NodeProto call = node("Scale", {in}, {out}, "", "local");
+    auto* a = call.add_attribute();
+    a->set_name("alpha");
+    a->set_type(pb::AttributeProto::FLOAT);
+    a->set_f(alpha);
+    *g->add_node() = call;
+  }
+  Model m = Model::parse(bytes_of(p));
+  Tensor x = Tensor::from_vector(std::vector<float>{2, -4}, {2}, DType::F32, "cpu");
+  EXPECT_EQ(m.run({Value(x)})[0].tensor.to_f64(), (std::vector<double>{-3, 6}));
+}
+
+TEST(OnnxImport, ReadsTensorProtoFilesOfEveryStorageForm) {
+  namespace fs = std::filesystem;
+  fs::path path = fs::temp_directory_path() / "tessel_onnx_tensor.pb";
+  pb::TensorProto t;
+  t.set_data_type(pb::TensorProto::INT64);
+  t.add_dims(2);
+  t.add_dims(2);
+  for (int64_t v : std::vector<int64_t>{1, -2, 3, int64_t{1} << 40}) t.add_int64_data(v);
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << t.SerializeAsString();
+  }
+  Value v = onnx::read_value_pb(path.string(), "tensor", "cpu");
+  ASSERT_TRUE(v.is_tensor());
+  EXPECT_EQ(v.tensor.dtype(), DType::I64);
+  EXPECT_EQ(v.tensor.shape(), (Shape{2, 2}));
+  EXPECT_EQ(v.tensor.data().get_i64(3), int64_t{1} << 40);
+  fs::remove(path);
+}
+
+}  // namespace
+}  // namespace tessel::testing
