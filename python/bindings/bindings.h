@@ -24,6 +24,7 @@ void bind_transforms(py::module_& m);
 void bind_optim(py::module_& m);
 void bind_dlpack(py::module_& m);
 void bind_io(py::module_& m);
+void bind_onnx(py::module_& m);
 
 // A dtype from anything Python spells one with: a tessel.DType, a name ("f32", "float32",
 // "bfloat16"), a numpy dtype or scalar type (np.float32), or Python's bool / int / float /

@@ -13,4 +13,5 @@ PYBIND11_MODULE(_tessel, m) {
   bind_optim(m);
   bind_dlpack(m);
   bind_io(m);
+  bind_onnx(m);
 }

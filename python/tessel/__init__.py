@@ -41,7 +41,7 @@ from ._numpy import *  # noqa: E402,F401,F403
 from ._indexing import *  # noqa: E402,F401,F403
 from ._transforms import *  # noqa: E402,F401,F403
 from ._dlpack import *  # noqa: E402,F401,F403
-from . import nn, optim  # noqa: E402,F401
+from . import nn, optim, onnx  # noqa: E402,F401
 
 
 def eval(*tensors):  # noqa: A001 (numpy has no eval; this is tessel's)

@@ -244,6 +244,51 @@ TEST(OnnxImport, ModelLocalFunctionsExpandWithAttributeReferences) {
   EXPECT_EQ(m.run({Value(x)})[0].tensor.to_f64(), (std::vector<double>{-3, 6}));
 }
 
+TEST(OnnxImport, SparseInitializersAndConstantsAreMadeDense) {
+  // w = sparse [3] with w[1] = -2 (linear indices); c = Constant sparse_value [2, 2] with
+  // c[1, 0] = 5 (coordinate indices); y = x + w (broadcast) and z = c.
+  pb::ModelProto p = model();
+  auto* g = p.mutable_graph();
+  *g->add_input() = tensor_info("x", pb::TensorProto::FLOAT, {2, 3});
+  *g->add_output() = tensor_info("y", pb::TensorProto::FLOAT, {2, 3});
+  *g->add_output() = tensor_info("z", pb::TensorProto::FLOAT, {2, 2});
+  pb::SparseTensorProto* w = g->add_sparse_initializer();
+  w->add_dims(3);
+  *w->mutable_values() = float_tensor("w", {1}, {-2});
+  w->mutable_indices()->set_data_type(pb::TensorProto::INT64);
+  w->mutable_indices()->add_dims(1);
+  w->mutable_indices()->add_int64_data(1);
+  *g->add_node() = node("Add", {"x", "w"}, {"y"});
+  pb::NodeProto c = node("Constant", {}, {"z"}, "c");
+  auto* a = c.add_attribute();
+  a->set_name("sparse_value");
+  a->set_type(pb::AttributeProto::SPARSE_TENSOR);
+  pb::SparseTensorProto* sv = a->mutable_sparse_tensor();
+  sv->add_dims(2);
+  sv->add_dims(2);
+  *sv->mutable_values() = float_tensor("", {1}, {5});
+  sv->mutable_indices()->set_data_type(pb::TensorProto::INT64);
+  sv->mutable_indices()->add_dims(1);
+  sv->mutable_indices()->add_dims(2);
+  sv->mutable_indices()->add_int64_data(1);
+  sv->mutable_indices()->add_int64_data(0);
+  *g->add_node() = c;
+  Model m = Model::parse(bytes_of(p));
+  Tensor x = Tensor::from_vector(std::vector<float>(6, 1), {2, 3}, DType::F32, "cpu");
+  std::vector<Value> out = m.run({Value(x)});
+  EXPECT_EQ(out[0].tensor.to_f64(), (std::vector<double>{1, -1, 1, 1, -1, 1}));
+  EXPECT_EQ(out[1].tensor.to_f64(), (std::vector<double>{0, 0, 5, 0}));
+
+  // Column 2 of a [2, 2] tensor.
+  g->mutable_node(1)
+      ->mutable_attribute(0)
+      ->mutable_sparse_tensor()
+      ->mutable_indices()
+      ->set_int64_data(1, 2);
+  std::string msg = error_of([&] { Model::parse(bytes_of(p)); }, ErrorKind::Format);
+  EXPECT_NE(msg.find("lies outside dims [2,2]"), std::string::npos) << msg;
+}
+
 TEST(OnnxImport, ReadsTensorProtoFilesOfEveryStorageForm) {
   namespace fs = std::filesystem;
   fs::path path = fs::temp_directory_path() / "tessel_onnx_tensor.pb";

@@ -34,6 +34,37 @@ const char* case_status_name(CaseStatus s) {
 
 namespace {
 
+// Cases of the ONNX 1.12 test data whose expected values or declarations are themselves wrong,
+// each checked by hand. The note is shown beside the result; the case still counts as failed.
+struct KnownIssue {
+  const char* name;
+  const char* note;
+};
+constexpr KnownIssue kKnownIssues[] = {
+    {"test_adam_multiple",
+     "test data: the expected values were made with epsilon 1e-2, but the node leaves epsilon at "
+     "its default 1e-6 (1e-2 reproduces them exactly)"},
+    {"test_cast_FLOAT_to_BFLOAT16",
+     "test data: onnx 1.12 made the expected values by truncating to bfloat16; Cast rounds to "
+     "nearest even (as the spec now says)"},
+    {"test_castlike_BFLOAT16_to_FLOAT",
+     "test data: the model declares input 'like' as [3,4], the data file holds shape [1]"},
+    {"test_castlike_BFLOAT16_to_FLOAT_expanded",
+     "test data: the model declares input 'like' as [3,4], the data file holds shape [1]"},
+    {"test_castlike_FLOAT_to_BFLOAT16",
+     "test data: the model declares input 'like' as [3,4], the data file holds shape [1]"},
+    {"test_castlike_FLOAT_to_BFLOAT16_expanded",
+     "test data: the model declares input 'like' as [3,4], the data file holds shape [1]"},
+    {"test_mod_uint64",
+     "not supported: a uint64 remainder has no exact lowering onto the IR's integer kernels"},
+};
+
+const char* known_issue(const std::string& name) {
+  for (const KnownIssue& k : kKnownIssues)
+    if (name == k.name) return k.note;
+  return nullptr;
+}
+
 // Ops whose outputs are random draws, and how their samples are checked.
 enum class Randomness { None, Masked, Continuous };
 
@@ -255,6 +286,16 @@ CaseResult run_case(const std::string& case_dir, const ConformanceOptions& o) {
   return r;
 }
 
+namespace {
+
+CaseResult with_known_issue(CaseResult r) {
+  if (r.status != CaseStatus::Pass)
+    if (const char* note = known_issue(r.name)) r.reason = std::string(note) + ". " + r.reason;
+  return r;
+}
+
+}  // namespace
+
 std::vector<CaseResult> run_suite(const std::string& suite_dir, const ConformanceOptions& o) {
   std::vector<std::string> cases;
   if (!fs::is_directory(suite_dir))
@@ -264,7 +305,7 @@ std::vector<CaseResult> run_suite(const std::string& suite_dir, const Conformanc
       cases.push_back(e.path().string());
   std::sort(cases.begin(), cases.end());
   std::vector<CaseResult> out;
-  for (const std::string& c : cases) out.push_back(run_case(c, o));
+  for (const std::string& c : cases) out.push_back(with_known_issue(run_case(c, o)));
   return out;
 }
 

@@ -2,6 +2,7 @@
 // resolved), read from a node's attributes, for every family that convolves or pools.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "frontends/onnx/converter.h"
@@ -13,6 +14,9 @@ struct Window {
   std::vector<int64_t> kernel, strides, dilations;
   std::vector<int64_t> pads;  // [begins..., ends...]
   int n() const { return static_cast<int>(kernel.size()); }
+  bool dilated() const {
+    return std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d != 1; });
+  }
   bool pads_within_half_kernel() const {
     for (int d = 0; d < n(); ++d)
       if (pads[d] > kernel[d] / 2 || pads[n() + d] > kernel[d] / 2) return false;

@@ -1,6 +1,10 @@
 // The helpers declared in convert_util.h.
 #include "frontends/onnx/convert_util.h"
 
+#include <climits>
+#include <cstdint>
+#include <optional>
+
 namespace tessel::onnx {
 
 Tensor act(const std::string& kind, const Tensor& x) {
@@ -9,10 +13,69 @@ Tensor act(const std::string& kind, const Tensor& x) {
 Tensor act(const std::string& kind, const Tensor& x, double alpha) {
   return op1("Activation", {x}, {{"kind", kind}, {"alpha", alpha}});
 }
+namespace {
+
+// The IR computes on u8 and the signed integers; ONNX also defines its arithmetic, bitwise and
+// comparison ops on uint16 and uint32. Those run exactly in the next wider signed type (i32, i64):
+// every uint16/uint32 value fits, comparisons and shifts agree, and casting the result back
+// wraps as unsigned arithmetic does. uint64 has no wider type and stays unsupported.
+std::optional<DType> wider_signed(DType t) {
+  if (t == DType::U16) return DType::I32;
+  if (t == DType::U32) return DType::I64;
+  return std::nullopt;
+}
+
+// uint64 has no wider type, but the ops whose results depend only on the bits run on the same
+// bits as int64 (casts between the two keep them): bitwise ops and left shifts as they are; the
+// unsigned order is the signed order of the values with their top bit flipped (Max, Min,
+// comparisons); a logical right shift is the arithmetic one with the sign-extended bits masked
+// off. Other ops (division, remainder, arithmetic that could overflow int64) are not lowered.
+Tensor flip_top_bit(const Tensor& x) {
+  return binary("BitXor", x,
+                Tensor::scalar(static_cast<double>(INT64_MIN), DType::I64, x.device()));
+}
+
+std::optional<Tensor> u64_binary(const std::string& op, const Tensor& a, const Tensor& b) {
+  const Tensor x = cast(a, DType::I64), y = cast(b, DType::I64);
+  const std::string& dev = a.device();
+  auto i64 = [&](int64_t v) {
+    HostTensor t = HostTensor::empty(DType::I64, {});
+    t.set_i64(0, v);
+    return Tensor(t, dev);
+  };
+  if (op == "BitAnd" || op == "BitOr" || op == "BitXor" || op == "Shl")
+    return cast(binary(op, x, y), DType::U64);
+  if (op == "Max" || op == "Min")
+    return cast(flip_top_bit(binary(op, flip_top_bit(x), flip_top_bit(y))), DType::U64);
+  if (op == "Shr") {
+    // s = 0 keeps x; otherwise (x >> s) & ~(-1 << (64 - s)), for s in [1, 63].
+    Tensor zero = compare("Eq", y, i64(0));
+    Tensor s = where(zero, i64(1), y);
+    Tensor mask = act("Not", binary("Shl", i64(-1), binary("Sub", i64(64), s)));
+    return cast(where(zero, x, binary("BitAnd", binary("Shr", x, s), mask)), DType::U64);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Tensor binary(const std::string& op, const Tensor& a, const Tensor& b) {
+  if (a.dtype() == b.dtype()) {
+    if (auto wide = wider_signed(a.dtype()))
+      return cast(op1("Binary", {cast(a, *wide), cast(b, *wide)}, {{"op", op}}), a.dtype());
+    if (a.dtype() == DType::U64)
+      if (auto y = u64_binary(op, a, b)) return *y;
+  }
   return op1("Binary", {a, b}, {{"op", op}});
 }
 Tensor compare(const std::string& op, const Tensor& a, const Tensor& b) {
+  if (a.dtype() == b.dtype()) {
+    if (auto wide = wider_signed(a.dtype()))
+      return op1("Compare", {cast(a, *wide), cast(b, *wide)}, {{"op", op}});
+    if (a.dtype() == DType::U64)
+      return op1("Compare", {flip_top_bit(cast(a, DType::I64)), flip_top_bit(cast(b, DType::I64))},
+                 {{"op", op}});
+  }
   return op1("Compare", {a, b}, {{"op", op}});
 }
 Tensor expand_to(const Tensor& x, const Shape& shape) {

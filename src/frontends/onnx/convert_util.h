@@ -12,6 +12,7 @@ namespace tessel::onnx {
 // One-output kinds, with their variant attribute (`kind` / `op`) and nothing else.
 Tensor act(const std::string& kind, const Tensor& x);                // Activation
 Tensor act(const std::string& kind, const Tensor& x, double alpha);  // with its alpha
+// binary / compare: uint16 and uint32 operands compute in i32 / i64 (convert_util.cpp says why).
 Tensor binary(const std::string& op, const Tensor& a, const Tensor& b);
 Tensor compare(const std::string& op, const Tensor& a, const Tensor& b);
 Tensor expand_to(const Tensor& x, const Shape& shape);

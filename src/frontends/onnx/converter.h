@@ -75,7 +75,8 @@ class NodeCtx {
                                   const std::vector<double>& dflt = {}) const;
   std::vector<std::string> attr_strings(std::string_view name) const;
   const pb::GraphProto& attr_graph(std::string_view name) const;
-  Value attr_tensor(std::string_view name) const;  // a TENSOR attribute as a Value
+  Value attr_tensor(std::string_view name) const;         // a TENSOR attribute as a Value
+  Value attr_sparse_tensor(std::string_view name) const;  // a SPARSE_TENSOR one, made dense
 
   // New tensors on the run's device.
   Tensor constant(HostTensor t) const { return Tensor(std::move(t), run_.device); }
@@ -124,6 +125,7 @@ std::span<const Converter> signal_converters();
 std::span<const Converter> training_converters();
 std::span<const Converter> control_converters();
 std::span<const Converter> misc_converters();
+std::span<const Converter> detection_converters();
 
 // The converter for (domain, op_type), or nullptr. "ai.onnx" and "" are the same domain.
 const Converter* find_converter(std::string_view domain, std::string_view op_type);

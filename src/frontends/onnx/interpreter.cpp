@@ -129,6 +129,15 @@ Value NodeCtx::attr_tensor(std::string_view name) const {
                                  where() + " attribute " + std::string(name), run_.device);
 }
 
+Value NodeCtx::attr_sparse_tensor(std::string_view name) const {
+  const pb::SparseTensorProto& t =
+      typed_attr(*this, name, pb::AttributeProto::SPARSE_TENSOR).sparse_tensor();
+  auto it = run_.model->literals.find(&t.values());
+  if (it != run_.model->literals.end()) return it->second.bind(run_.device);
+  return Value(constant(host_tensor_from_sparse_proto(
+      t, run_.model->base_dir, where() + " attribute " + std::string(name))));
+}
+
 Tensor NodeCtx::scalar_tensor(double v, DType dtype) const {
   HostTensor t = HostTensor::empty(dtype, {});
   t.set_f64(0, v);
@@ -175,7 +184,7 @@ const Converter* find_converter(std::string_view domain, std::string_view op_typ
   for (auto family :
        {elementwise_converters(), shape_converters(), reduction_converters(), nn_converters(),
         resample_converters(), quant_converters(), recurrent_converters(), signal_converters(),
-        training_converters(), control_converters(), misc_converters()})
+        training_converters(), control_converters(), misc_converters(), detection_converters()})
     for (const Converter& c : family)
       if (c.domain == domain && c.op_type == op_type) return &c;
   return nullptr;
@@ -326,6 +335,10 @@ std::vector<Value> run_graph(const pb::GraphProto& g, const std::vector<Value>& 
   for (const auto& init : g.initializer()) {
     env.set(init.name(), run.model->literal(init).bind(run.device));
     initialized.insert(init.name());
+  }
+  for (const auto& sparse : g.sparse_initializer()) {
+    env.set(sparse.values().name(), run.model->literal(sparse.values()).bind(run.device));
+    initialized.insert(sparse.values().name());
   }
   // Inputs with an initializer of the same name (IR < 4 models list weights as inputs) keep
   // the initializer; the others take `inputs` in order.

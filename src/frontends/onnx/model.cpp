@@ -100,6 +100,13 @@ struct Checker {
     m.literals.emplace(&t, std::move(lit));
   }
 
+  // Keyed by the values' TensorProto.
+  void sparse_literal(const pb::SparseTensorProto& s, const std::string& what) {
+    Literal lit;
+    lit.tensor = host_tensor_from_sparse_proto(s, m.base_dir, what);
+    m.literals.emplace(&s.values(), std::move(lit));
+  }
+
   static std::string node_label(const pb::NodeProto& n) {
     if (!n.name().empty()) return "node '" + n.name() + "'";
     return n.output_size() ? "node producing '" + n.output(0) + "'" : "unnamed node";
@@ -132,9 +139,10 @@ struct Checker {
       literal(init, "initializer '" + init.name() + "' of " + where);
       visible.insert(init.name());
     }
-    if (g.sparse_initializer_size() > 0)
-      throw_error(ErrorKind::Unsupported, "[onnx] ", where, ": sparse initializers ('",
-                  g.sparse_initializer(0).values().name(), "') are not supported");
+    for (const auto& sparse : g.sparse_initializer()) {
+      sparse_literal(sparse, "sparse initializer '" + sparse.values().name() + "' of " + where);
+      visible.insert(sparse.values().name());
+    }
     for (const auto& in : g.input()) visible.insert(in.name());
     for (const auto& n : g.node()) {
       for (const auto& in : n.input())
@@ -146,6 +154,8 @@ struct Checker {
       node_op(n, opsets);
       for (const auto& a : n.attribute()) {
         if (a.has_t()) literal(a.t(), node_label(n) + " attribute '" + a.name() + "'");
+        if (a.has_sparse_tensor())
+          sparse_literal(a.sparse_tensor(), node_label(n) + " attribute '" + a.name() + "'");
         if (a.has_g())
           graph(a.g(), visible, opsets, node_label(n) + " attribute '" + a.name() + "'");
         for (const auto& sg : a.graphs())

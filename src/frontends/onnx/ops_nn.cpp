@@ -259,6 +259,52 @@ int64_t pool_out_size(int64_t in, int64_t pb, int64_t pe, int64_t k, int64_t s, 
   return out;
 }
 
+// Avg / Lp pooling with dilations, which the Pool kind takes only for Max: each window's sum of
+// taps is a depthwise convolution with a weight of ones. `pads` are the window's pads with the
+// ends grown so that ceil_mode's last window fits (its taps beyond the padding read zeros).
+struct DilatedPool {
+  const Window& win;
+  std::vector<int64_t> out;   // the output's spatial dims
+  std::vector<int64_t> pads;  // [begins..., ends...]
+  bool ceil_extended = false;
+
+  // Σ of each window's taps over t [N, C, ...] zero-padded by `conv_pads`, cropped to `out`.
+  Tensor window_sum(const NodeCtx& ctx, const Tensor& t,
+                    const std::vector<int64_t>& conv_pads) const {
+    const int64_t c = t.shape()[1];
+    Shape w_shape = {c, 1};
+    w_shape.insert(w_shape.end(), win.kernel.begin(), win.kernel.end());
+    Tensor w = expand_to(ctx.scalar_tensor(1, t.dtype()), w_shape);
+    Tensor y = op1("Conv", {t, w, Tensor()},
+                   {{"strides", win.strides},
+                    {"pads", conv_pads},
+                    {"dilations", win.dilations},
+                    {"groups", c}});
+    // Floor can exceed ceil_mode's count when a last window would start in the end padding.
+    for (int d = 0; d < win.n(); ++d)
+      if (y.shape()[2 + d] > out[d]) y = narrow(y, 2 + d, 0, out[d]);
+    return y;
+  }
+};
+
+DilatedPool dilated_pool_geometry(const NodeCtx& ctx, const Tensor& x, const Window& win,
+                                  bool ceil_mode) {
+  const int n = win.n();
+  DilatedPool dp{win, std::vector<int64_t>(n), win.pads};
+  for (int d = 0; d < n; ++d) {
+    const int64_t in = x.shape()[2 + d], pb = win.pads[d], pe = win.pads[n + d];
+    dp.out[d] =
+        pool_out_size(in, pb, pe, win.kernel[d], win.strides[d], win.dilations[d], ceil_mode);
+    if (dp.out[d] < 1)
+      ctx.fail(ErrorKind::Shape, "spatial dim ", d, ": padded input ", in, " + ", pb, " + ", pe,
+               " is smaller than the dilated kernel ", (win.kernel[d] - 1) * win.dilations[d] + 1);
+    const int64_t extra = (dp.out[d] - 1) * win.strides[d] +
+                          (win.kernel[d] - 1) * win.dilations[d] + 1 - (in + pb + pe);
+    if (extra > 0) dp.pads[n + d] += extra, dp.ceil_extended = true;
+  }
+  return dp;
+}
+
 // MaxPool's Indices output: for each output element, the flat index (over N, C and the spatial
 // dims, row-major; column-major over the spatial dims when storage_order is 1) of the maximum
 // in its window. The window taps are gathered from x padded with its lowest value (a constant
@@ -342,12 +388,32 @@ std::vector<Value> average_pool(NodeCtx& ctx) {
   Tensor x = ctx.in(0);
   require_float(ctx, x, "X");
   Window win = pool_window(ctx, x);
-  for (int64_t d : win.dilations)
-    if (d != 1)
-      ctx.fail(ErrorKind::Unsupported, "dilations ", shape_str(win.dilations),
-               " are not supported for average pooling");
-  return {pool(ctx, "Avg", x, win, ctx.attr_int("ceil_mode", 0) != 0,
-               ctx.attr_int("count_include_pad", 0) != 0)};
+  const bool ceil_mode = ctx.attr_int("ceil_mode", 0) != 0;
+  const bool include_pad = ctx.attr_int("count_include_pad", 0) != 0;
+  if (win.dilated()) {
+    DilatedPool dp = dilated_pool_geometry(ctx, x, win, ceil_mode);
+    Tensor sum = dp.window_sum(ctx, x, dp.pads);
+    if (include_pad && !dp.ceil_extended) {
+      int64_t size = 1;
+      for (int64_t k : win.kernel) size *= k;
+      return {binary("Div", sum, ctx.scalar_tensor(static_cast<double>(size), x.dtype()))};
+    }
+    // The divisor counts the taps inside the input (or, with count_include_pad, inside the
+    // padded input, ceil_mode's extension excluded): the same window sum over ones.
+    Shape ones_shape(x.rank(), 1);
+    std::vector<int64_t> pads = dp.pads;
+    for (int d = 0; d < win.n(); ++d) {
+      ones_shape[2 + d] = x.shape()[2 + d];
+      if (include_pad) {
+        ones_shape[2 + d] += win.pads[d] + win.pads[win.n() + d];
+        pads[d] = 0;
+        pads[win.n() + d] -= win.pads[win.n() + d];
+      }
+    }
+    Tensor ones = expand_to(ctx.scalar_tensor(1, x.dtype()), ones_shape);
+    return {binary("Div", sum, dp.window_sum(ctx, ones, pads))};
+  }
+  return {pool(ctx, "Avg", x, win, ceil_mode, include_pad)};
 }
 
 // The p of LpPool / GlobalLpPool (default 2).
@@ -362,11 +428,19 @@ std::vector<Value> lp_pool(NodeCtx& ctx) {
   require_float(ctx, x, "X");
   Window win = pool_window(ctx, x);
   const int64_t p = lp_order(ctx);
-  for (int64_t d : win.dilations)
-    if (d != 1)
-      ctx.fail(ErrorKind::Unsupported, "dilations ", shape_str(win.dilations),
-               " are not supported for Lp pooling");
-  return {pool(ctx, "Lp", act("Abs", x), win, ctx.attr_int("ceil_mode", 0) != 0, false, p)};
+  const bool ceil_mode = ctx.attr_int("ceil_mode", 0) != 0;
+  if (win.dilated()) {
+    // (Σ |x|^p)^(1/p) over each window's taps; padding adds nothing.
+    DilatedPool dp = dilated_pool_geometry(ctx, x, win, ceil_mode);
+    Tensor a = act("Abs", x);
+    if (p == 2) a = binary("Mul", a, a);
+    if (p > 2) a = binary("Pow", a, ctx.scalar_tensor(static_cast<double>(p), x.dtype()));
+    Tensor sum = dp.window_sum(ctx, a, dp.pads);
+    if (p == 1) return {sum};
+    if (p == 2) return {act("Sqrt", sum)};
+    return {binary("Pow", sum, ctx.scalar_tensor(1.0 / static_cast<double>(p), x.dtype()))};
+  }
+  return {pool(ctx, "Lp", act("Abs", x), win, ceil_mode, false, p)};
 }
 
 std::vector<int64_t> spatial_axes(const NodeCtx& ctx, const Tensor& x) {

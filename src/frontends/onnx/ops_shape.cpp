@@ -5,8 +5,8 @@
 //
 // Values that decide shapes or attributes (a Reshape's shape, Slice's starts, a Range's limits)
 // are read on the host; data is moved by Tessel ops on the run's device. The ops whose output
-// shape depends on data (Compress, NonZero, Unique) read the mask / input on the host, derive
-// index tensors from it, and gather the data on the device.
+// shape depends on data (Compress, NonZero) read the mask on the host, derive index tensors from
+// it, and gather the data on the device; Unique computes on the device and reads only its count.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -93,8 +93,7 @@ std::vector<Value> identity(NodeCtx& ctx) { return {ctx.value(0)}; }
 
 std::vector<Value> constant(NodeCtx& ctx) {
   if (ctx.has_attr("value")) return {ctx.attr_tensor("value")};
-  if (ctx.has_attr("sparse_value"))
-    ctx.fail(ErrorKind::Unsupported, "sparse_value constants are not supported");
+  if (ctx.has_attr("sparse_value")) return {ctx.attr_sparse_tensor("sparse_value")};
   if (ctx.has_attr("value_float"))
     return {ctx.scalar_tensor(ctx.attr_float("value_float"), DType::F32)};
   if (ctx.has_attr("value_floats"))
@@ -614,73 +613,71 @@ std::vector<Value> reverse_sequence(NodeCtx& ctx) {
   return {op1("GatherElements", {x, src}, {{"axis", time_axis}})};
 }
 
+// Unique on the device. The slices along the axis (the elements, without one) are rows of
+// [n, m]; a stable LSD sort (one stable ArgSort per column, last to first) orders them, equal
+// neighbours form groups, and scatters derive first occurrences, counts and the inverse. Only
+// the number of groups, which decides the output shapes, is read on the host.
 std::vector<Value> unique(NodeCtx& ctx) {
   Tensor x = ctx.in(0);
   const bool sorted = ctx.attr_int("sorted", 1) != 0;
-  int64_t axis = 0;
-  if (ctx.has_attr("axis")) {
-    axis = axis_of(ctx, ctx.attr_int("axis"), x.rank());
-  } else {
-    x = reshape_to(x, {x.numel()});
+  const bool has_axis = ctx.has_attr("axis");
+  const int64_t axis = has_axis ? axis_of(ctx, ctx.attr_int("axis"), x.rank()) : 0;
+  if (!has_axis) x = reshape_to(x, {x.numel()});
+  const int64_t n = x.shape()[axis];
+  if (n == 0) {
+    Tensor none = index_tensor(ctx, {});
+    return {op1("Gather", {x, none}, {{"axis", axis}}), none, none, none};
   }
-  // Which slices are equal decides the output shape: x is read on the host, the slices are
-  // grouped there, and the first occurrence of each group gathers Y on the device. The other
-  // outputs (indices, inverse_indices, counts) are that grouping itself.
-  const HostTensor h = x.data();
-  const Shape& s = h.shape;
-  const int64_t n = s[axis];
-  int64_t inner = 1, outer = 1;
-  for (int64_t d = 0; d < h.rank(); ++d) {
-    if (d < axis) outer *= s[d];
-    if (d > axis) inner *= s[d];
+  std::vector<int64_t> to_front(static_cast<size_t>(x.rank()));
+  std::iota(to_front.begin(), to_front.end(), 0);
+  to_front.erase(to_front.begin() + axis);
+  to_front.insert(to_front.begin(), axis);
+  const int64_t m = x.numel() / n;
+  const Tensor rows = reshape_to(op1("Transpose", {x}, {{"perm", to_front}}), {n, m});
+
+  // ArgSort is stable (equal keys keep their index order), so sorting the running permutation
+  // by each column from last to first orders the rows lexicographically, ties by first index.
+  auto argsort = [](const Tensor& key) { return op1("ArgSort", {key}, {{"axis", int64_t{0}}}); };
+  Tensor perm = iota(ctx, n);
+  for (int64_t c = m - 1; c >= 0; --c)
+    perm = op1("Gather", {perm, argsort(op1("Gather", {take_slice(rows, 1, c), perm}))});
+
+  // starts[k] = 1 where sorted row k differs from row k - 1 (row 0 starts the first group).
+  // NaNs equal each other, as the sort orders them (np.unique's equal_nan).
+  Tensor one = int64_scalar(ctx, 1);
+  Tensor starts = reshape_to(one, {1});
+  if (n > 1 && m > 0) {
+    const Tensor sorted_rows = op1("Gather", {rows, perm}, {{"axis", int64_t{0}}});
+    const Tensor cur = narrow(sorted_rows, 0, 1, n - 1), prev = narrow(sorted_rows, 0, 0, n - 1);
+    Tensor differs = cast(compare("Ne", cur, prev), DType::I64);
+    if (is_float(x.dtype()))
+      differs = differs - cast(compare("Ne", cur, cur), DType::I64) *
+                              cast(compare("Ne", prev, prev), DType::I64);
+    starts = op1("Concat", {starts, reduce_op("Max", differs, {1}, false)}, {{"axis", int64_t{0}}});
+  } else if (n > 1) {  // empty slices are all equal
+    starts =
+        op1("Concat", {starts, expand_to(int64_scalar(ctx, 0), {n - 1})}, {{"axis", int64_t{0}}});
   }
-  const bool exact = !is_inexact(h.dtype);
-  // Compares slice a with slice b lexicographically (row-major order of the slice).
-  auto cmp = [&](int64_t a, int64_t b) {
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t i = 0; i < inner; ++i) {
-        const int64_t pa = (o * n + a) * inner + i, pb = (o * n + b) * inner + i;
-        if (exact) {
-          const int64_t va = h.get_i64(pa), vb = h.get_i64(pb);
-          if (va != vb) return va < vb ? -1 : 1;
-        } else {
-          const double va = h.get_f64(pa), vb = h.get_f64(pb);
-          if (va != vb) return va < vb ? -1 : 1;
-        }
-      }
-    return 0;
+  const Tensor group = op1("Cumsum", {starts}, {{"axis", int64_t{0}}}) - one;  // of sorted row k
+  const auto groups = static_cast<int64_t>(narrow(group, 0, n - 1, 1).item()) + 1;
+
+  auto scatter = [&](const Tensor& init, const Tensor& idx, const Tensor& upd, const char* red) {
+    return op1("ScatterElements", {init, idx, upd}, {{"axis", int64_t{0}}, {"reduction", red}});
   };
-  std::vector<int64_t> order(static_cast<size_t>(n));
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return cmp(a, b) < 0; });
-  // Groups of equal slices in sorted order; each led by its first occurrence.
-  std::vector<int64_t> group_of(static_cast<size_t>(n)), firsts, counts;
-  for (size_t k = 0; k < order.size(); ++k) {
-    if (k == 0 || cmp(order[k - 1], order[k]) != 0) {
-      firsts.push_back(order[k]);
-      counts.push_back(0);
-    }
-    group_of[order[k]] = static_cast<int64_t>(firsts.size()) - 1;
-    ++counts.back();
+  auto filled = [&](int64_t v, int64_t len) { return expand_to(int64_scalar(ctx, v), {len}); };
+  // A group's first occurrence: the smallest original index among its rows.
+  Tensor indices = scatter(filled(n, groups), group, perm, "Min");
+  Tensor counts = scatter(filled(0, groups), group, filled(1, n), "Add");
+  Tensor inverse = scatter(filled(0, n), perm, group, "None");  // perm is a permutation
+  if (!sorted) {  // groups in order of first occurrence
+    const Tensor by_first = argsort(indices);
+    const Tensor rank = scatter(filled(0, groups), by_first, iota(ctx, groups), "None");
+    indices = op1("Gather", {indices, by_first});
+    counts = op1("Gather", {counts, by_first});
+    inverse = op1("Gather", {rank, inverse});
   }
-  // Output position of each group: sorted order, or order of first occurrence.
-  std::vector<int64_t> rank_of(firsts.size());
-  std::iota(rank_of.begin(), rank_of.end(), 0);
-  if (!sorted) {
-    std::vector<int64_t> by_first(firsts.size());
-    std::iota(by_first.begin(), by_first.end(), 0);
-    std::sort(by_first.begin(), by_first.end(),
-              [&](int64_t a, int64_t b) { return firsts[a] < firsts[b]; });
-    for (size_t k = 0; k < by_first.size(); ++k) rank_of[by_first[k]] = static_cast<int64_t>(k);
-  }
-  std::vector<int64_t> indices(firsts.size()), out_counts(firsts.size()), inverse(order.size());
-  for (size_t g = 0; g < firsts.size(); ++g) {
-    indices[rank_of[g]] = firsts[g];
-    out_counts[rank_of[g]] = counts[g];
-  }
-  for (int64_t i = 0; i < n; ++i) inverse[i] = rank_of[group_of[i]];
-  Tensor y = op1("Gather", {x, index_tensor(ctx, indices)}, {{"axis", axis}});
-  return {y, index_tensor(ctx, indices), index_tensor(ctx, inverse), index_tensor(ctx, out_counts)};
+  Tensor y = op1("Gather", {x, indices}, {{"axis", axis}});
+  return {y, indices, inverse, counts};
 }
 
 std::vector<Value> center_crop_pad(NodeCtx& ctx) {

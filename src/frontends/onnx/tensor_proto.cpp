@@ -236,6 +236,48 @@ HostTensor host_tensor_from_proto(const TP& t, const std::string& base_dir,
   return h;
 }
 
+HostTensor host_tensor_from_sparse_proto(const pb::SparseTensorProto& s,
+                                         const std::string& base_dir, const std::string& what) {
+  pb::TensorProto dims_only;
+  for (int64_t d : s.dims()) dims_only.add_dims(d);
+  const Shape shape = checked_dims(dims_only, what);
+  HostTensor values = host_tensor_from_proto(s.values(), base_dir, what + " values");
+  HostTensor indices = host_tensor_from_proto(s.indices(), base_dir, what + " indices");
+  const int64_t nnz = values.numel();
+  if (values.rank() != 1)
+    throw_error(ErrorKind::Format, "[onnx] ", what, ": values must be 1-D, not ",
+                shape_str(values.shape));
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const bool linear = indices.rank() == 1;
+  if (indices.dtype != DType::I64 ||
+      !(linear ? indices.shape == Shape{nnz} : indices.shape == Shape{nnz, rank}))
+    throw_error(ErrorKind::Format, "[onnx] ", what, ": indices must be int64 [", nnz, "] or [", nnz,
+                ",", rank, "], not ", dtype_name(indices.dtype), shape_str(indices.shape));
+  HostTensor dense = HostTensor::empty(values.dtype, shape);
+  const int64_t n = dense.numel();
+  const size_t elem = dtype_size(values.dtype);
+  for (int64_t k = 0; k < nnz; ++k) {
+    int64_t at = 0;
+    if (linear) {
+      at = indices.get_i64(k);
+    } else {
+      for (int64_t d = 0; d < rank; ++d) {
+        const int64_t i = indices.get_i64(k * rank + d);
+        if (i < 0 || i >= shape[d]) {
+          at = -1;
+          break;
+        }
+        at = at * shape[d] + i;
+      }
+    }
+    if (at < 0 || at >= n)
+      throw_error(ErrorKind::Format, "[onnx] ", what, ": index of value ", k, " lies outside dims ",
+                  shape_str(shape));
+    std::memcpy(dense.data() + at * elem, values.data() + k * elem, elem);
+  }
+  return dense;
+}
+
 Value value_from_tensor_proto(const TP& t, const std::string& base_dir, const std::string& what,
                               const std::string& device) {
   if (t.data_type() != TP::STRING)

@@ -29,6 +29,11 @@ Shape checked_dims(const pb::TensorProto& t, const std::string& what);
 HostTensor host_tensor_from_proto(const pb::TensorProto& t, const std::string& base_dir,
                                   const std::string& what);
 
+// A SparseTensorProto (values [NNZ], indices [NNZ, rank] or linear [NNZ], dims) as a dense
+// HostTensor; every index is checked against the dims.
+HostTensor host_tensor_from_sparse_proto(const pb::SparseTensorProto& s,
+                                         const std::string& base_dir, const std::string& what);
+
 // Any TensorProto (string tensors included) as a Value on `device`.
 Value value_from_tensor_proto(const pb::TensorProto& t, const std::string& base_dir,
                               const std::string& what, const std::string& device);
