@@ -150,6 +150,17 @@ void expect_golden_in(DType dtype, OpKind kind, const Attrs& attrs,
   expect_close(y, expected, rtol, atol, what + " " + dtype_name(dtype));
 }
 
+std::string error_of(const std::function<void()>& fn, ErrorKind kind) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no error raised";
+  return "";
+}
+
 void expect_error(ErrorKind kind, const std::function<void()>& fn, const std::string& what,
                   const std::string& needle) {
   const std::string context = what.empty() ? "" : what + ": ";

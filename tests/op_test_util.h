@@ -65,6 +65,9 @@ TensorType infer_type(OpKind kind, const Attrs& attrs,
 
 // Expects `fn` to throw tessel::Error of `kind` and, unless `needle` is empty, a message
 // containing `needle`. `what` names the case in failure messages (may be empty).
+// Runs fn and expects a tessel::Error of `kind`; returns its message ("" and a test failure
+// when nothing is thrown).
+std::string error_of(const std::function<void()>& fn, ErrorKind kind);
 void expect_error(ErrorKind kind, const std::function<void()>& fn, const std::string& what = "",
                   const std::string& needle = "");
 

@@ -9,17 +9,6 @@ namespace {
 
 using namespace testing;
 
-std::string error_of(const std::function<void()>& fn, ErrorKind expected_kind) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), expected_kind) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "no error thrown";
-  return "";
-}
-
 TEST(Graph, WrongArityNamesOpNodeAndSignature) {
   Graph g;
   Value x = g.input(DType::F32, {2});

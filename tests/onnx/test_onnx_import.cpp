@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "onnx_test_util.h"
+#include "op_test_util.h"
 #include "tessel/onnx.h"
 
 namespace tessel::testing {
@@ -25,18 +26,6 @@ pb::ModelProto add_relu_model() {
   *g->add_node() = node("Add", {"x", "w"}, {"s"}, "add");
   *g->add_node() = node("Relu", {"s"}, {"y"}, "relu");
   return m;
-}
-
-template <class F>
-std::string error_of(F&& f, ErrorKind kind) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "no error raised";
-  return "";
 }
 
 TEST(OnnxImport, RunsAModelAndBindsDynamicDimensionsPerCall) {
