@@ -1,6 +1,8 @@
 #include "backends/cpu/convert.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "ir/dtype_convert.h"
 
@@ -39,8 +41,27 @@ const float* fp8_table(DType dt) {
   return dt == DType::F8E4M3FN ? e4m3.v : e5m2.v;
 }
 
+// n copies of v with vector stores: the compiler leaves a plain fill loop scalar at -O2, and
+// broadcast operands (scalars, per-channel parameters) are read this way block after block.
+template <class D>
+void fill(D* dst, D v, int64_t n) {
+  int64_t i = 0;
+  if constexpr (std::is_same_v<D, float>) {
+    const Vf x = splat<Vf>(v);
+    for (; i + kLanesF <= n; i += kLanesF) store(dst + i, x);
+  }
+  for (; i < n; ++i) dst[i] = v;
+}
+
 template <class T, class D>
 void gather(const T* s, int64_t stride, D* dst, int64_t n) {
+  if (stride == 0) return fill(dst, static_cast<D>(s[0]), n);
+  if constexpr (std::is_same_v<T, D>) {
+    if (stride == 1) {  // a plain copy: memcpy is vectorized, the loop below is not at -O2
+      std::memcpy(dst, s, static_cast<size_t>(n) * sizeof(D));
+      return;
+    }
+  }
   if (stride == 1)
     for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(s[i]);
   else
@@ -114,11 +135,17 @@ void from_float(const S* src, void* dst, DType dt, int64_t stride, int64_t n) {
   switch (dt) {
     case DType::F32: {
       auto d = static_cast<float*>(dst);
+      if constexpr (std::is_same_v<S, float>) {
+        if (stride == 1) return static_cast<void>(std::memcpy(d, src, static_cast<size_t>(n) * 4));
+      }
       for (int64_t i = 0; i < n; ++i) d[i * stride] = static_cast<float>(src[i]);
       return;
     }
     case DType::F64: {
       auto d = static_cast<double*>(dst);
+      if constexpr (std::is_same_v<S, double>) {
+        if (stride == 1) return static_cast<void>(std::memcpy(d, src, static_cast<size_t>(n) * 8));
+      }
       for (int64_t i = 0; i < n; ++i) d[i * stride] = static_cast<double>(src[i]);
       return;
     }

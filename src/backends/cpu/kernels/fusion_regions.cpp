@@ -33,10 +33,20 @@ struct Leaf {
   int slot;
 };
 
+// A computed body node with its attributes read once per kernel call (not once per block).
+struct Step {
+  OpKind kind;
+  int op = 0;          // the ActivationKind / BinaryOp / CmpOp
+  float a = 0, b = 0;  // Activation: alpha; Clamp: min, max
+  DType out;
+  std::vector<int> args;  // buffer slots of the inputs
+  int slot;
+};
+
 struct Plan {
   std::vector<int> slot;  // body node id -> buffer slot (-1: none)
   std::vector<Leaf> leaves;
-  std::vector<const Node*> steps;  // computed nodes, in order
+  std::vector<Step> steps;  // computed nodes, in order
   int slots = 0;
 };
 
@@ -74,7 +84,20 @@ Plan plan_body(const Node& node, const Graph& body, std::span<const HostTensor> 
                     "Compare, Where, Cast, Clamp and StopGradient");
     }
     p.slot[n.id] = p.slots++;
-    p.steps.push_back(&n);
+    Step st{n.kind, 0, 0, 0, n.outputs[0].dtype, {}, p.slot[n.id]};
+    if (n.kind == OpKind::Activation) {
+      st.op = static_cast<int>(n.attrs.e<ActivationKind>("kind"));
+      st.a = static_cast<float>(n.attrs.f("alpha"));
+    } else if (n.kind == OpKind::Binary) {
+      st.op = static_cast<int>(n.attrs.e<BinaryOp>("op"));
+    } else if (n.kind == OpKind::Compare) {
+      st.op = static_cast<int>(n.attrs.e<CmpOp>("op"));
+    } else if (n.kind == OpKind::Clamp) {
+      st.a = static_cast<float>(n.attrs.f("min"));
+      st.b = static_cast<float>(n.attrs.f("max"));
+    }
+    for (Value v : n.inputs) st.args.push_back(p.slot[v.node]);
+    p.steps.push_back(std::move(st));
   }
   return p;
 }
@@ -147,17 +170,16 @@ void binary_block(BinaryOp op, const float* a, const float* b, float* y, int64_t
   for (; i < n; ++i) y[i] = static_cast<float>(binary_f64(op, a[i], b[i]));
 }
 
-void run_step(const Node& n, const std::vector<float*>& arg, float* y, int64_t len) {
+void run_step(const Step& n, const float* const* arg, float* y, int64_t len) {
   switch (n.kind) {
     case OpKind::Activation:
-      activation_f32(n.attrs.e<ActivationKind>("kind"), static_cast<float>(n.attrs.f("alpha")),
-                     arg[0], y, len);
+      activation_f32(static_cast<ActivationKind>(n.op), n.a, arg[0], y, len);
       break;
     case OpKind::Binary:
-      binary_block(n.attrs.e<BinaryOp>("op"), arg[0], arg[1], y, len);
+      binary_block(static_cast<BinaryOp>(n.op), arg[0], arg[1], y, len);
       break;
     case OpKind::Compare: {
-      CmpOp op = n.attrs.e<CmpOp>("op");
+      CmpOp op = static_cast<CmpOp>(n.op);
       for (int64_t i = 0; i < len; ++i) y[i] = compare_values(op, arg[0][i], arg[1][i]) ? 1.f : 0.f;
       break;
     }
@@ -165,7 +187,7 @@ void run_step(const Node& n, const std::vector<float*>& arg, float* y, int64_t l
       for (int64_t i = 0; i < len; ++i) y[i] = arg[0][i] != 0 ? arg[1][i] : arg[2][i];
       break;
     case OpKind::Cast: {
-      DType to = n.outputs[0].dtype;
+      DType to = n.out;
       if (to == DType::Bool) {
         for (int64_t i = 0; i < len; ++i) y[i] = arg[0][i] != 0 ? 1.f : 0.f;
       } else {  // round through the target dtype
@@ -180,7 +202,7 @@ void run_step(const Node& n, const std::vector<float*>& arg, float* y, int64_t l
       break;
     }
     case OpKind::Clamp: {
-      float lo = static_cast<float>(n.attrs.f("min")), hi = static_cast<float>(n.attrs.f("max"));
+      const float lo = n.a, hi = n.b;
       for (int64_t i = 0; i < len; ++i) {
         float x = arg[0][i];
         y[i] = x != x ? x : std::min(std::max(x, lo), hi);  // lo > hi gives hi, as torch
@@ -212,18 +234,17 @@ void kernel_elementwise_region(const Node& node, std::span<const HostTensor> in,
   parallel_for(blocks, std::max<int64_t>(1, 64 / std::max<int64_t>(cost, 1)),
                [&](int64_t b0, int64_t b1) {
                  std::vector<float> buf(static_cast<size_t>(plan.slots) * kBlock);
-                 std::vector<float*> args;
+                 const float* args[3];
                  for (int64_t b = b0; b < b1; ++b) {
                    int64_t start = b * kBlock, len = std::min(kBlock, n - start);
                    for (const Leaf& l : plan.leaves)
                      read_block(l.view, start, len, buf.data() + l.slot * kBlock);
-                   for (const Node* s : plan.steps) {
-                     args.clear();
-                     for (Value v : s->inputs)
-                       args.push_back(buf.data() + plan.slot[v.node] * kBlock);
-                     float* out = buf.data() + plan.slot[s->id] * kBlock;
-                     run_step(*s, args, out, len);
-                     round_to(s->outputs[0].dtype, out, len);
+                   for (const Step& s : plan.steps) {
+                     for (size_t i = 0; i < s.args.size(); ++i)
+                       args[i] = buf.data() + s.args[i] * kBlock;
+                     float* out = buf.data() + s.slot * kBlock;
+                     run_step(s, args, out, len);
+                     round_to(s.out, out, len);
                    }
                    from_f32(buf.data() + plan.slot[result.node] * kBlock,
                             y.data() + start * dtype_size(y.dtype), y.dtype, 1, len);
