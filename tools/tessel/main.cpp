@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_args.h"
 #include "ir/builder.h"
 #include "parity/parity.h"
 #include "passes/passes.h"
@@ -97,27 +98,6 @@ int cmd_demo() {
   return 0;
 }
 
-// Splits "a,b" into its non-empty parts.
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(',', start);
-    if (end == std::string::npos) end = s.size();
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
-int64_t parse_count(const std::string& flag, const std::string& v) {
-  char* end = nullptr;
-  long long n = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || n < 0)
-    throw_error(ErrorKind::Value, "[parity] ", flag, " needs a non-negative integer, got ", v);
-  return n;
-}
-
 int cmd_parity(const std::vector<std::string>& args) {
   parity::Options opt;
   bool json = false, verbose = false;
@@ -142,9 +122,9 @@ int cmd_parity(const std::vector<std::string>& args) {
         opt.dtypes.push_back(*d);
       }
     } else if (a == "--seed") {
-      opt.seed = static_cast<uint64_t>(parse_count(a, value()));
+      opt.seed = static_cast<uint64_t>(parse_count("parity", a, value()));
     } else if (a == "--cases") {
-      opt.cases = static_cast<int>(parse_count(a, value()));
+      opt.cases = static_cast<int>(parse_count("parity", a, value()));
     } else if (a == "--exhaustive") {
       opt.exhaustive = true;
     } else if (a == "--json") {

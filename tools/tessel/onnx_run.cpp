@@ -12,6 +12,7 @@
 #include <random>
 
 #include "api/lazy.h"
+#include "cli_args.h"
 #include "runtime/profile.h"
 #include "runtime/thread_pool.h"
 #include "tessel/npy.h"
@@ -41,16 +42,6 @@ struct RunArgs {
   std::string profile, save_outputs;
 };
 
-int64_t parse_int(const std::string& flag, const std::string& v) {
-  try {
-    size_t used = 0;
-    long long n = std::stoll(v, &used);
-    if (used == v.size() && n >= 0) return n;
-  } catch (const std::exception&) {
-  }
-  throw_error(ErrorKind::Value, "[run] ", flag, " needs a non-negative integer, got '", v, "'");
-}
-
 std::pair<std::string, std::string> split_eq(const std::string& flag, const std::string& v) {
   size_t eq = v.find('=');
   if (eq == std::string::npos || eq == 0)
@@ -70,15 +61,15 @@ RunArgs parse_args(const std::vector<std::string>& args) {
       r.named.insert(split_eq(a, value()));
     else if (a == "--dim") {
       auto [k, v] = split_eq(a, value());
-      r.dims[k] = parse_int(a, v);
+      r.dims[k] = parse_count("run", a, v);
     } else if (a == "--seed")
-      r.seed = static_cast<uint64_t>(parse_int(a, value()));
+      r.seed = static_cast<uint64_t>(parse_count("run", a, value()));
     else if (a == "--device")
       r.device = value();
     else if (a == "--threads")
-      r.threads = static_cast<int>(parse_int(a, value()));
+      r.threads = static_cast<int>(parse_count("run", a, value()));
     else if (a == "--repeat")
-      r.repeat = static_cast<int>(std::max<int64_t>(1, parse_int(a, value())));
+      r.repeat = static_cast<int>(std::max<int64_t>(1, parse_count("run", a, value())));
     else if (a == "--compare-reference")
       r.compare_reference = true;
     else if (a == "--profile")

@@ -6,27 +6,13 @@
 #include <map>
 #include <sstream>
 
+#include "cli_args.h"
 #include "frontends/onnx/conformance.h"
 #include "tessel/error.h"
 
 namespace tessel {
 
 namespace {
-
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s) {
-    if (c == ',') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  if (!cur.empty()) out.push_back(cur);
-  return out;
-}
 
 // A committed report's results: (suite, device) -> pass count, (suite, device, case) -> status.
 struct Baseline {
@@ -66,7 +52,9 @@ Baseline read_baseline(const std::string& path) {
     if (line.empty() || line[0] != '|' || line.rfind("|---", 0) == 0) continue;
     std::vector<std::string> c = cells(line);
     if (in_totals) {
-      if (c.size() >= 3 && c[0] != "suite") b.passed[{c[0], c[1]}] = std::stoll(c[2]);
+      if (c.size() >= 3 && c[0] != "suite")
+        b.passed[{c[0], c[1]}] =
+            parse_count("onnx-test", "a baseline total", c[2].substr(0, c[2].find(' ')));
     } else if (!suite.empty()) {
       if (c.size() >= 2 && c[0] == "case") {
         devices.assign(c.begin() + 1, c.end() - 2);
@@ -96,7 +84,7 @@ int cmd_onnx_test(const std::vector<std::string>& args) {
       return args[++i];
     };
     if (a == "--device")
-      devices = split_commas(value());
+      devices = split_list(value());
     else if (a == "--filter")
       filter = value();
     else if (a == "--markdown")

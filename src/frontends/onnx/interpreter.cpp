@@ -180,14 +180,23 @@ std::string_view canonical_domain(std::string_view domain) {
 }
 
 const Converter* find_converter(std::string_view domain, std::string_view op_type) {
-  domain = canonical_domain(domain);
-  for (auto family :
-       {elementwise_converters(), shape_converters(), reduction_converters(), nn_converters(),
-        resample_converters(), quant_converters(), recurrent_converters(), signal_converters(),
-        training_converters(), control_converters(), misc_converters(), detection_converters()})
-    for (const Converter& c : family)
-      if (c.domain == domain && c.op_type == op_type) return &c;
-  return nullptr;
+  // Every family's table, indexed once by "domain:op_type" (looked up for every node of every
+  // run). Two families claiming one op is a programming error.
+  static const std::unordered_map<std::string, const Converter*> index = [] {
+    std::unordered_map<std::string, const Converter*> m;
+    for (auto family :
+         {elementwise_converters(), shape_converters(), reduction_converters(), nn_converters(),
+          resample_converters(), quant_converters(), recurrent_converters(), signal_converters(),
+          training_converters(), control_converters(), misc_converters(), detection_converters()})
+      for (const Converter& c : family) {
+        const bool fresh =
+            m.emplace(std::string(c.domain) + ":" + std::string(c.op_type), &c).second;
+        TESSEL_ASSERT(fresh, "two ONNX converters for ", c.domain, ":", c.op_type);
+      }
+    return m;
+  }();
+  auto it = index.find(std::string(canonical_domain(domain)) + ":" + std::string(op_type));
+  return it == index.end() ? nullptr : it->second;
 }
 
 // --- function expansion ------------------------------------------------------------------------
@@ -280,11 +289,10 @@ std::vector<Value> expand_function(const NodeCtx& ctx, const pb::FunctionProto& 
   return outs;
 }
 
-std::vector<Value> convert(const NodeCtx& ctx, const RunState& run,
+std::vector<Value> convert(NodeCtx& ctx, const RunState& run,
                            const std::unordered_map<std::string, int>& opsets) {
   const pb::NodeProto& node = ctx.node();
-  if (const Converter* c = find_converter(node.domain(), node.op_type()))
-    return c->fn(const_cast<NodeCtx&>(ctx));
+  if (const Converter* c = find_converter(node.domain(), node.op_type())) return c->fn(ctx);
   if (const pb::FunctionProto* f = local_function(*run.model, node.domain(), node.op_type()))
     return expand_function(ctx, *f, nullptr, run, opsets);
   if (const ::onnx::OpSchema* s = schema_of(node.domain(), node.op_type(), ctx.opset())) {
