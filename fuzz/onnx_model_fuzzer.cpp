@@ -1,7 +1,9 @@
 // libFuzzer target for the ONNX importer: parses the input as a ModelProto (with every
 // load-time check), and when it loads, runs it on the reference backend with small inputs of
 // the declared types. Any tessel::Error is an acceptable outcome; a crash, a sanitizer report,
-// a hang or an out-of-memory is a bug. Built and run by scripts/fuzz.sh.
+// a hang or an out-of-memory is a bug. A model may legitimately ask for a huge tensor, so host
+// allocations are capped at 1 GiB (below libFuzzer's -malloc_limit_mb): over it, Tessel throws
+// OutOfMemory, which is the behaviour under test. Built and run by scripts/fuzz.sh.
 #include <cstddef>
 #include <cstdint>
 
@@ -20,6 +22,8 @@ tessel::Shape small_shape(const tessel::onnx::ValueInfo& info) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tessel;
+  static const bool limited = (set_host_allocation_limit(size_t{1} << 30), true);
+  (void)limited;
   try {
     onnx::Model m = onnx::Model::parse(std::span<const uint8_t>(data, size));
     std::vector<onnx::Value> inputs;

@@ -2,11 +2,13 @@
 # Builds the ONNX importer's libFuzzer target with clang-14 (ASan + UBSan + coverage on the
 # importer's sources; the core library comes from build/, built by scripts/build.sh) and runs it
 # for SECONDS (default 60) from the committed seed corpus fuzz/corpus/onnx (copied, so runs do
-# not grow the committed one). Exit status is the fuzzer's: non-zero on any crash.
-#   scripts/fuzz.sh [SECONDS]
+# not grow the committed one). Further arguments go to libFuzzer (CI passes a fixed -seed and
+# -runs so that its run is repeatable). Exit status is the fuzzer's: non-zero on any crash.
+#   scripts/fuzz.sh [SECONDS [LIBFUZZER-FLAGS...]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
+shift || true
 out=build/fuzz
 mkdir -p "$out"
 [ -f build/libtessel.a ] || { echo "fuzz.sh: build/libtessel.a is missing (run scripts/build.sh)"; exit 2; }
@@ -30,5 +32,5 @@ rm -rf "$out/corpus"
 cp -r fuzz/corpus/onnx "$out/corpus"
 # -rss_limit_mb / -malloc_limit_mb: an input must not make the importer allocate gigabytes.
 "$out/onnx_model_fuzzer" "$out/corpus" -max_total_time="$seconds" -timeout=20 \
-  -rss_limit_mb=4096 -malloc_limit_mb=2048 -print_final_stats=1 2>&1 | tail -n 25
+  -rss_limit_mb=4096 -malloc_limit_mb=2048 -print_final_stats=1 "$@" 2>&1 | tail -n 25
 exit "${PIPESTATUS[0]}"

@@ -7,8 +7,10 @@ cd "$(dirname "$0")/.."
 start=$(date +%s)
 ./scripts/build.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 600
-# The ONNX importer's libFuzzer target, 60 s from the committed seed corpus (clang-14).
-./scripts/fuzz.sh 60
+# The ONNX importer's libFuzzer target from the committed seed corpus (clang-14): a fixed seed
+# and number of inputs (about a minute here), so that a CI run is repeatable; open-ended runs
+# with fresh seeds (scripts/fuzz.sh 3600) are done by hand and their finds join the corpus.
+./scripts/fuzz.sh 300 -seed=1 -runs=600000
 if [ "${TESSEL_SKIP_SANITIZE:-0}" != "1" ]; then
   export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1  # as in build.sh
   # The sanitizer build compiles the cpu kernels for the portable and AVX-512 paths only (the

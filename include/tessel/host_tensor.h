@@ -20,6 +20,14 @@ int64_t shape_numel(const Shape& shape);
 std::vector<int64_t> contiguous_strides(const Shape& shape);
 std::string shape_str(const Shape& shape);  // "[2,3,4]"
 
+// The largest single host allocation Tessel makes; a larger request (a tensor, a buffer, an
+// arena) throws ErrorKind::OutOfMemory naming both sizes instead of reaching the OS. The default
+// is the machine's physical memory; 0 restores it. Thread-safe.
+void set_host_allocation_limit(size_t bytes);
+size_t host_allocation_limit();
+// Throws OutOfMemory when `bytes` is over host_allocation_limit(); `what` names the request.
+void check_host_allocation(size_t bytes, const char* what);
+
 struct Storage {
   std::shared_ptr<uint8_t[]> bytes;
   size_t size = 0;

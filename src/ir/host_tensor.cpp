@@ -1,5 +1,9 @@
 #include "tessel/host_tensor.h"
 
+#include <unistd.h>
+
+#include <atomic>
+#include <limits>
 #include <new>
 #include <sstream>
 
@@ -31,7 +35,41 @@ std::string shape_str(const Shape& shape) {
   return os.str();
 }
 
+namespace {
+
+size_t physical_memory_bytes() {
+  static const size_t bytes = [] {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page)
+                                 : std::numeric_limits<size_t>::max();
+  }();
+  return bytes;
+}
+std::atomic<size_t> g_allocation_limit{0};  // 0: physical memory
+
+}  // namespace
+
+void set_host_allocation_limit(size_t bytes) { g_allocation_limit.store(bytes); }
+size_t host_allocation_limit() {
+  const size_t limit = g_allocation_limit.load();
+  return limit != 0 ? limit : physical_memory_bytes();
+}
+// A request larger than physical memory cannot be served usefully (an overcommitted mapping
+// would fail at first touch instead), so that is the default limit.
+void check_host_allocation(size_t bytes, const char* what) {
+  const size_t set = g_allocation_limit.load();
+  if (set == 0 && bytes > physical_memory_bytes())
+    throw_error(ErrorKind::OutOfMemory, what, " of ", bytes,
+                " bytes exceeds this machine's physical memory (", physical_memory_bytes(),
+                " bytes)");
+  if (set != 0 && bytes > set)
+    throw_error(ErrorKind::OutOfMemory, what, " of ", bytes,
+                " bytes exceeds the host allocation limit (set_host_allocation_limit) of ", set,
+                " bytes");
+}
+
 std::shared_ptr<Storage> Storage::allocate(size_t size) {
+  check_host_allocation(size, "[Storage] host allocation");
   auto s = std::make_shared<Storage>();
   try {
     s->bytes = std::shared_ptr<uint8_t[]>(new uint8_t[size ? size : 1]());

@@ -1,11 +1,8 @@
 #include "runtime/host_allocator.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
-#include <limits>
 #include <map>
 #include <mutex>
 #include <new>
@@ -101,22 +98,8 @@ Cache& cache() {
 
 }  // namespace
 
-// A request larger than the machine's physical memory cannot be served usefully (an overcommitted
-// mapping would fail at first touch instead); it is refused up front, naming both sizes.
-static size_t physical_memory_bytes() {
-  static const size_t bytes = [] {
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page)
-                                 : std::numeric_limits<size_t>::max();
-  }();
-  return bytes;
-}
-
 std::shared_ptr<Storage> host_allocate(size_t bytes) {
-  if (bytes > physical_memory_bytes())
-    throw_error(ErrorKind::OutOfMemory, "host allocation of ", bytes,
-                " bytes exceeds this machine's physical memory (", physical_memory_bytes(),
-                " bytes)");
+  check_host_allocation(bytes, "host allocation");
   size_t cls = size_class(bytes);
   uint8_t* p = cache().get(cls);
   auto s = std::make_shared<Storage>();

@@ -121,6 +121,19 @@ TEST(HostAllocator, ImpossibleSizeIsOutOfMemory) {
   expect_error(ErrorKind::OutOfMemory, [] { host_allocate(size_t{1} << 60); });
 }
 
+// The limit caps every host allocation path (the caching allocator and plain Storage); 0
+// restores the default (physical memory).
+TEST(HostAllocator, AllocationLimitIsOutOfMemory) {
+  set_host_allocation_limit(size_t{1} << 20);
+  EXPECT_EQ(host_allocation_limit(), size_t{1} << 20);
+  EXPECT_NO_THROW(host_allocate(size_t{1} << 20));
+  expect_error(ErrorKind::OutOfMemory, [] { host_allocate((size_t{1} << 20) + 1); });
+  expect_error(ErrorKind::OutOfMemory, [] { HostTensor::empty(DType::F32, {1 << 19}); });
+  set_host_allocation_limit(0);
+  EXPECT_GT(host_allocation_limit(), size_t{1} << 20);
+  EXPECT_NO_THROW(HostTensor::empty(DType::F32, {1 << 19}));
+}
+
 // x -> a = exp(x) -> b = a * 2 -> c = b + 1 -> d = tanh(c): a and c can share bytes, b and d too.
 Graph chain(int64_t n) {
   Graph g;

@@ -134,5 +134,16 @@ int64_t host_int(const NodeCtx& ctx, int i, const char* what) {
   if (v.size() != 1) ctx.fail(ErrorKind::Shape, what, " must hold one element, not ", v.size());
   return v[0];
 }
+int64_t to_int64(const NodeCtx& ctx, double v, const char* what) {
+  // 2^63 is exact in double; every double below it converts.
+  constexpr double limit = 9223372036854775808.0;
+  if (!(v >= -limit && v < limit))
+    ctx.fail(ErrorKind::Value, what, " ", v, " is not a finite value in the int64 range");
+  return static_cast<int64_t>(v);
+}
+int64_t scalar_int(const NodeCtx& ctx, int i, const char* what) {
+  if (!is_inexact(ctx.in(i).dtype())) return host_int(ctx, i, what);
+  return to_int64(ctx, ctx.scalar(i), what);
+}
 
 }  // namespace tessel::onnx

@@ -34,5 +34,10 @@ void require_float(const NodeCtx& ctx, const Tensor& x, const char* what);
 DType onnx_dtype(const NodeCtx& ctx, int64_t code);
 // Input i's one integer element, read on the host (a value that decides a shape).
 int64_t host_int(const NodeCtx& ctx, int i, const char* what);
+// v truncated to an integer; Value error naming `what` if v is NaN, infinite or beyond int64
+// (a plain cast would be undefined behaviour there).
+int64_t to_int64(const NodeCtx& ctx, double v, const char* what);
+// Input i's one element (of any dtype) as an integer, as to_int64.
+int64_t scalar_int(const NodeCtx& ctx, int i, const char* what);
 
 }  // namespace tessel::onnx

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <unordered_set>
 
+#include "frontends/onnx/convert_util.h"
 #include "frontends/onnx/model_state.h"
 
 namespace tessel::onnx {
@@ -170,7 +171,7 @@ std::vector<Value> values(std::vector<Tensor> ts) {
 
 int64_t random_seed(const NodeCtx& ctx) {
   if (const pb::AttributeProto* a = ctx.attr("seed"))
-    return a->type() == pb::AttributeProto::INT ? a->i() : static_cast<int64_t>(a->f());
+    return a->type() == pb::AttributeProto::INT ? a->i() : to_int64(ctx, a->f(), "seed");
   const std::string name = ctx.num_outputs() ? ctx.node().output(0) : ctx.op_type();
   return static_cast<int64_t>(std::hash<std::string>{}(name)&0x7fffffffffffLL);
 }

@@ -245,7 +245,7 @@ Value cast_value(NodeCtx& ctx, const Value& x, int to) {
       if (is_float(*dt))
         h.set_f64(static_cast<int64_t>(i), v);
       else
-        h.set_i64(static_cast<int64_t>(i), static_cast<int64_t>(v));
+        h.set_i64(static_cast<int64_t>(i), to_int64(ctx, v, "string value"));
     }
     return Value(ctx.constant(std::move(h)));
   }

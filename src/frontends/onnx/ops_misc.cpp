@@ -5,6 +5,7 @@
 // tensors live in the importer, so string ops run on the host.
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <string>
 
 #include "frontends/onnx/convert_util.h"
@@ -201,7 +202,8 @@ std::vector<Value> tfidf_vectorizer(NodeCtx& ctx) {
              " n-grams");
   int64_t outputs = 0;
   for (int64_t i : indexes) {
-    if (i < 0) ctx.fail(ErrorKind::Format, "ngram_indexes holds a negative index");
+    if (i < 0 || i == std::numeric_limits<int64_t>::max())
+      ctx.fail(ErrorKind::Format, "ngram_indexes holds the index ", i, ", out of range");
     outputs = std::max(outputs, i + 1);
   }
   if (!weights.empty() && static_cast<int64_t>(weights.size()) < outputs)
@@ -254,15 +256,15 @@ std::vector<Value> tfidf_vectorizer(NodeCtx& ctx) {
     counted = per_gram.empty() ? ctx.constant(HostTensor::empty(DType::F32, {rows, 0}))
                                : stack(ctx, per_gram, 1);
   }
-  // Scatter n-gram counts to their output slots with a 0/1 matrix, then weigh them.
-  std::vector<float> place(grams.size() * static_cast<size_t>(outputs), 0.0f);
-  for (size_t gi = 0; gi < grams.size(); ++gi) place[gi * outputs + indexes[gi]] = 1.0f;
-  Tensor y =
-      matmul(counted, ctx.constant(HostTensor::from_vector(
-                          DType::F32, {static_cast<int64_t>(grams.size()), outputs}, place)));
-  std::vector<float> w(static_cast<size_t>(outputs), 1.0f);
-  for (int64_t i = 0; i < outputs && !weights.empty(); ++i) w[i] = static_cast<float>(weights[i]);
-  Tensor wt = ctx.vector_tensor(w, DType::F32);
+  // Scatter n-gram counts to their output slots with a 0/1 matrix (built on the device: its
+  // width comes from the model), then weigh them.
+  Tensor place = op1("OneHot", {ctx.vector_tensor(indexes, DType::I64)},
+                     {{"depth", outputs}, {"axis", int64_t{-1}}, {"dtype", DType::F32}});
+  Tensor y = matmul(counted, place);
+  Tensor wt = ctx.scalar_tensor(1, DType::F32);
+  if (!weights.empty())
+    wt = ctx.vector_tensor(std::vector<double>(weights.begin(), weights.begin() + outputs),
+                           DType::F32);
   if (mode == "IDF")
     y = where(compare("Gt", y, ctx.scalar_tensor(0, DType::F32)), expand_to(wt, y.shape()),
               ctx.scalar_tensor(0, DType::F32));

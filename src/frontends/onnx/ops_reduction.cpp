@@ -146,8 +146,7 @@ std::vector<Value> hardmax_op(NodeCtx& ctx) {
 
 std::vector<Value> cumsum_op(NodeCtx& ctx) {
   Tensor x = ctx.in(0);
-  const double a = ctx.scalar(1);
-  const int64_t axis = normalize_axis(ctx, static_cast<int64_t>(a), x.rank());
+  const int64_t axis = normalize_axis(ctx, scalar_int(ctx, 1, "axis"), x.rank());
   return {op1("Cumsum", {x},
               {{"axis", axis},
                {"exclusive", ctx.attr_int("exclusive", 0) != 0},

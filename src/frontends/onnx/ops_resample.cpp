@@ -66,7 +66,7 @@ std::optional<double> original_coord(const ResizeAttrs& a, double x, double scal
     double xo = out_width == 1 ? (roi_end - roi_start) * (len - 1) / 2
                                : x * (roi_end - roi_start) * (len - 1) / (out_width - 1);
     xo += roi_start * (len - 1);
-    if (xo < 0 || xo > len - 1) return std::nullopt;
+    if (!(xo >= 0 && xo <= len - 1)) return std::nullopt;  // NaN too
     return xo;
   }
   if (a.coord == "pytorch_half_pixel") return out_width == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
@@ -290,7 +290,7 @@ std::vector<Value> resize_op(NodeCtx& ctx) {
       if (!(scales_in[i] > 0))
         ctx.fail(ErrorKind::Value, "scales must be positive, got ", scales_in[i]);
       scales[axes[i]] = scales_in[i];
-      out[axes[i]] = static_cast<int64_t>(std::floor(scales_in[i] * x.shape()[axes[i]]));
+      out[axes[i]] = to_int64(ctx, std::floor(scales_in[i] * x.shape()[axes[i]]), "output size");
     }
   } else {
     const std::string policy = ctx.attr_string("keep_aspect_ratio_policy", "stretch");
@@ -308,7 +308,7 @@ std::vector<Value> resize_op(NodeCtx& ctx) {
         out[d] = sizes_in[i];
         scales[d] = static_cast<double>(out[d]) / x.shape()[d];
       } else {
-        out[d] = static_cast<int64_t>(std::round(common * x.shape()[d]));
+        out[d] = to_int64(ctx, std::round(common * x.shape()[d]), "output size");
         scales[d] = common;
       }
     }
@@ -340,7 +340,7 @@ std::vector<Value> upsample_op(NodeCtx& ctx) {
   Shape out = x.shape();
   for (int64_t d = 0; d < x.rank(); ++d) {
     if (!(scales[d] >= 1)) ctx.fail(ErrorKind::Value, "scales must be >= 1, got ", scales[d]);
-    out[d] = static_cast<int64_t>(std::floor(scales[d] * x.shape()[d]));
+    out[d] = to_int64(ctx, std::floor(scales[d] * x.shape()[d]), "output size");
   }
   return {resize_to(ctx, x, a, out, scales, {})};
 }
@@ -514,10 +514,15 @@ std::vector<Value> roi_align_op(NodeCtx& ctx) {
     HostTensor hh = gh.data(), hw = gw.data();
     grid_h = grid_w = 1;
     for (int64_t i = 0; i < r; ++i) {
-      grid_h = std::max<int64_t>(grid_h, static_cast<int64_t>(hh.get_f64(i)));
-      grid_w = std::max<int64_t>(grid_w, static_cast<int64_t>(hw.get_f64(i)));
+      grid_h = std::max(grid_h, to_int64(ctx, hh.get_f64(i), "sampling grid height"));
+      grid_w = std::max(grid_w, to_int64(ctx, hw.get_f64(i), "sampling grid width"));
     }
   }
+  // The samples per axis (out · grid) are materialized as coordinate tensors.
+  constexpr int64_t max_samples = int64_t{1} << 24;
+  if (grid_h > max_samples / out_h || grid_w > max_samples / out_w)
+    ctx.fail(ErrorKind::Value, "a sampling grid of ", grid_h, "x", grid_w, " per bin over ", out_h,
+             "x", out_w, " bins exceeds ", max_samples, " samples per axis");
   // Sample coordinates along one axis: start + bin · (p + (i + 0.5) / g), valid while i < g.
   auto samples = [&](const Tensor& start, const Tensor& bin, const Tensor& g, int64_t out,
                      int64_t grid, Tensor* valid) {

@@ -348,8 +348,8 @@ std::vector<Value> tile(NodeCtx& ctx) {
   std::vector<int64_t> repeats;
   if (ctx.opset() < 6) {  // Tile-1: a number of tiles along one axis
     repeats.assign(static_cast<size_t>(x.rank()), 1);
-    const int64_t axis = axis_of(ctx, static_cast<int64_t>(ctx.scalar(2)), x.rank());
-    repeats[axis] = static_cast<int64_t>(ctx.scalar(1));
+    const int64_t axis = axis_of(ctx, scalar_int(ctx, 2, "axis"), x.rank());
+    repeats[axis] = scalar_int(ctx, 1, "tiles");
   } else {
     repeats = ctx.ints(1);
   }
@@ -426,7 +426,7 @@ std::vector<Value> range(NodeCtx& ctx) {
     if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta))
       ctx.fail(ErrorKind::Value, "start ", start, ", limit ", limit, ", delta ", delta,
                " must be finite with a nonzero delta");
-    n = static_cast<int64_t>(std::max(std::ceil((limit - start) / delta), 0.0));
+    n = to_int64(ctx, std::max(std::ceil((limit - start) / delta), 0.0), "element count");
   } else {
     const int64_t start = host_int(ctx, 0, "start"), limit = host_int(ctx, 1, "limit");
     const int64_t delta = host_int(ctx, 2, "delta");
@@ -498,7 +498,7 @@ std::vector<Value> one_hot(NodeCtx& ctx) {
   Tensor indices = ctx.in(0), vals = ctx.in(2);
   // Non-integer indices are truncated to int64, as the spec says.
   if (is_inexact(indices.dtype())) indices = op1("Cast", {indices}, {{"to", DType::I64}});
-  const auto depth = static_cast<int64_t>(ctx.scalar(1));
+  const int64_t depth = scalar_int(ctx, 1, "depth");
   if (depth < 1) ctx.fail(ErrorKind::Value, "depth must be >= 1, got ", depth);
   if (vals.numel() != 2)
     ctx.fail(ErrorKind::Shape, "values must hold [off_value, on_value], got ",

@@ -167,7 +167,7 @@ std::vector<Value> mel_weight_matrix(NodeCtx& ctx) {
   for (int64_t i = 0; i < mels + 2; ++i) {
     const double mel = static_cast<double>(i) * step + lo_mel;
     const double hz = 700.0 * (std::pow(10.0, mel / 2595.0) - 1.0);
-    bin[i] = static_cast<int64_t>(std::floor((dft_length + 1) * hz / rate));
+    bin[i] = to_int64(ctx, std::floor((dft_length + 1) * hz / rate), "mel bin");
   }
   HostTensor out =
       HostTensor::empty(onnx_dtype(ctx, ctx.attr_int("output_datatype", 1)), {spectrum, mels});
