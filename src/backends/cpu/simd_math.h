@@ -275,14 +275,17 @@ inline Vf verfc(Vf x) {
   return x != x ? x : y;
 }
 
-// 0.5 x (1 + erf(x / sqrt 2)), through erfc in the negative tail where 1 + erf cancels.
+// 0.5 x (1 + erf(x / sqrt 2)). Both tails come from one erfc(|x| / sqrt 2): the negative one
+// as 0.5 x erfc (where 1 + erf cancels), the positive one as x (1 - 0.5 erfc). (Going through
+// verf for the positive side evaluated the tail twice: GELU was 2 ns an element.)
 inline Vf vgelu(Vf x) {
   constexpr float kRsqrt2 = 0.707106781186547524f;
-  Vf t = -x * kRsqrt2;
+  Vf a = vabs(x) * kRsqrt2;
   Vf sq, lo;
   simd_math_detail::square_split(x, sq, lo);
-  Vf tail = simd_math_detail::erfc_tail(t > 0.92f ? t : 1.0f, 0.5f * sq, 0.5f * lo);
-  Vf y = t > 0.92f ? 0.5f * x * tail : 0.5f * x * (1.0f + verf(x * kRsqrt2));
+  Vf half_tail = 0.5f * simd_math_detail::erfc_tail(a > 0.92f ? a : 1.0f, 0.5f * sq, 0.5f * lo);
+  Vf big = x < 0.0f ? x * half_tail : x * (1.0f - half_tail);
+  Vf y = a <= 0.92f ? 0.5f * x * (1.0f + simd_math_detail::erf_small(x * kRsqrt2)) : big;
   return x != x ? x : y;
 }
 

@@ -31,6 +31,7 @@ bool computes_in_f32(DType t) {
 struct Leaf {
   HostTensor view;
   int slot;
+  bool direct = false;  // contiguous f32: steps read it in place, no copy into the block
 };
 
 // A computed body node with its attributes read once per kernel call (not once per block).
@@ -66,7 +67,9 @@ Plan plan_body(const Node& node, const Graph& body, std::span<const HostTensor> 
         throw_error(ErrorKind::Unsupported, node.where(), ": rank ", out_shape.size(),
                     " exceeds the region kernel's ", kMaxRank);
       p.slot[n.id] = p.slots++;
-      p.leaves.push_back({broadcast_to(t, out_shape), p.slot[n.id]});
+      HostTensor view = broadcast_to(t, out_shape);
+      const bool direct = view.dtype == DType::F32 && view.is_contiguous();
+      p.leaves.push_back({std::move(view), p.slot[n.id], direct});
       continue;
     }
     switch (n.kind) {
@@ -231,23 +234,38 @@ void kernel_elementwise_region(const Node& node, std::span<const HostTensor> in,
   int64_t n = y.numel();
   int64_t blocks = (n + kBlock - 1) / kBlock;
   int64_t cost = static_cast<int64_t>(plan.steps.size()) + static_cast<int64_t>(plan.leaves.size());
+  const bool direct_out = y.dtype == DType::F32 && !plan.steps.empty() &&
+                          plan.steps.back().slot == plan.slot[result.node];
   parallel_for(blocks, std::max<int64_t>(1, 64 / std::max<int64_t>(cost, 1)),
                [&](int64_t b0, int64_t b1) {
                  std::vector<float> buf(static_cast<size_t>(plan.slots) * kBlock);
+                 // Where each slot's block is: its buffer, or a direct leaf's memory.
+                 std::vector<const float*> at(static_cast<size_t>(plan.slots));
                  const float* args[3];
                  for (int64_t b = b0; b < b1; ++b) {
                    int64_t start = b * kBlock, len = std::min(kBlock, n - start);
-                   for (const Leaf& l : plan.leaves)
+                   for (const Leaf& l : plan.leaves) {
+                     if (l.direct) {
+                       at[l.slot] = reinterpret_cast<const float*>(l.view.data()) + start;
+                       continue;
+                     }
                      read_block(l.view, start, len, buf.data() + l.slot * kBlock);
+                     at[l.slot] = buf.data() + l.slot * kBlock;
+                   }
                    for (const Step& s : plan.steps) {
-                     for (size_t i = 0; i < s.args.size(); ++i)
-                       args[i] = buf.data() + s.args[i] * kBlock;
-                     float* out = buf.data() + s.slot * kBlock;
+                     for (size_t i = 0; i < s.args.size(); ++i) args[i] = at[s.args[i]];
+                     // The last step of an f32 region writes the output in place (a step reads
+                     // index i before writing it, so an output aliasing an input is fine).
+                     float* out = direct_out && &s == &plan.steps.back()
+                                      ? reinterpret_cast<float*>(y.data()) + start
+                                      : buf.data() + s.slot * kBlock;
                      run_step(s, args, out, len);
                      round_to(s.out, out, len);
+                     at[s.slot] = out;
                    }
-                   from_f32(buf.data() + plan.slot[result.node] * kBlock,
-                            y.data() + start * dtype_size(y.dtype), y.dtype, 1, len);
+                   if (!direct_out)
+                     from_f32(at[plan.slot[result.node]], y.data() + start * dtype_size(y.dtype),
+                              y.dtype, 1, len);
                  }
                });
 }

@@ -1,0 +1,181 @@
+#!/usr/bin/python3
+# Turns the cpu benchmark's records (JSON lines from bench/cpu_bench.cpp, bench/cpu/peers.py and
+# bench/cpu/run.sh) into bench/results/cpu.md: the machine's limits, every workload with each
+# implementation's median time, rates against the limits, ratios against the best peer, and the
+# issue's targets, each met or missed by how much. Run by bench/cpu/run.sh.
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peers import parse_workloads  # noqa: E402  (one parser of the workload list)
+
+GEMM_PEAK_TARGET = 0.85   # of the measured FMA peak (all threads)
+BANDWIDTH_TARGET = 0.80   # of the measured copy bandwidth
+
+
+def work_of(kind, f):
+    """(flops or bytes moved, unit) of one run."""
+    if kind == "gemm":
+        return 2.0 * f["M"] * f["K"] * f["N"], "flop"
+    if kind == "conv":
+        ho = (f["H"] + 2 * f["PAD"] - f["KH"]) // f["STRIDE"] + 1
+        wo = (f["W"] + 2 * f["PAD"] - f["KW"]) // f["STRIDE"] + 1
+        return 2.0 * f["N"] * f["O"] * ho * wo * (f["C"] // f["GROUPS"]) * f["KH"] * f["KW"], "flop"
+    if kind in ("softmax", "layernorm"):
+        return 2.0 * 4 * f["ROWS"] * f["COLS"], "byte"  # read x, write y
+    if kind == "eltwise":
+        return 4.0 * 4 * f["N"], "byte"  # read x, a, c, write y
+    if kind == "attention":
+        return 4.0 * f["B"] * f["H"] * f["S"] * f["S"] * f["D"], "flop"
+    raise AssertionError(kind)
+
+
+def sh(cmd):
+    try:
+        return subprocess.run(cmd, shell=True, capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "?"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--records", required=True)
+    ap.add_argument("--workloads", required=True)
+    ap.add_argument("--command", required=True)
+    ap.add_argument("--openblas-env", default="")
+    args = ap.parse_args()
+
+    times, notes, machine = {}, {}, {}
+    with open(args.records) as f:
+        for line in f:
+            r = json.loads(line)
+            if "machine" in r:
+                machine[r["machine"]] = r
+            else:
+                times.setdefault(r["workload"], {})[r["impl"]] = r["ms"]
+                if r.get("note"):
+                    notes[(r["workload"], r["impl"])] = r["note"]
+    peak = machine["fma_peak"]
+    bw = machine["copy_bandwidth"]
+    threads = peak["threads"]
+    peak_n, bw_n = peak["gflops_n"], bw["gbs_n"]
+    out = []
+    p = out.append
+    p("# cpu benchmark: Tessel against OpenBLAS, numpy, PyTorch and ONNX Runtime\n")
+    p(f"- Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; commit "
+      f"`{sh('git rev-parse --short HEAD')}`{' (with local changes)' if sh('git status --porcelain -uno') else ''}.")
+    model = sh("lscpu | sed -n 's/^Model name: *//p'")
+    mem = sh("free -g | awk '/Mem:/ {print $2}'")
+    isa = machine.get("tessel_isa", {}).get("isa", "?")
+    p(f"- Machine: {model}, {sh('nproc')} cpus, {mem} GiB; Tessel cpu kernels: {isa}.")
+    p(f"- Command: `{args.command}` (writes this file). {threads} threads for every "
+      "implementation; each time is a median over repetitions, Tessel and OpenBLAS alternating "
+      "in one process, the Python and ONNX Runtime peers run after them in the same script.")
+    p(f"- The environment's OpenBLAS settings: `{args.openblas_env}`. OpenBLAS 0.3.21 "
+      "does not know this CPU model, so with OPENBLAS_CORETYPE unset it runs its Prescott "
+      "(SSE3) kernels; `openblas-skylakex` (OPENBLAS_CORETYPE=SkylakeX, AVX-512) is its best "
+      "setting here and is the peer the GEMM target is judged against. numpy and torch call the "
+      "same OpenBLAS: their GEMM rows are given both ways.")
+    p("")
+    p("## The machine's limits (measured in this run)\n")
+    p("| limit | 1 thread | %d threads |" % threads)
+    p("|---|---|---|")
+    p(f"| f32 FMA peak (16 independent 512-bit FMA chains) | {peak['gflops_1']:.0f} GFLOP/s | "
+      f"{peak_n:.0f} GFLOP/s |")
+    p(f"| copy bandwidth (memcpy of 512 MiB, read + write bytes) | {bw['gbs_1']:.1f} GB/s | "
+      f"{bw_n:.1f} GB/s |")
+    p("")
+
+    workloads = parse_workloads(args.workloads)
+    targets = []  # (target, workload, value, goal, met)
+
+    def ms(wid, impl):
+        return times.get(wid, {}).get(impl)
+
+    def fmt(v):
+        return "—" if v is None else f"{v:.2f}"
+
+    def best(wid, impls):
+        got = [(ms(wid, i), i) for i in impls if ms(wid, i) is not None]
+        return min(got) if got else (None, None)
+
+    sections = [
+        ("f32 GEMM", lambda k, f: k == "gemm" and f["dtype"] == "f32",
+         ["openblas-skylakex", "openblas-unset", "openblas-env", "numpy", "numpy-skylakex",
+          "torch", "torch-skylakex"]),
+        ("bf16 GEMM (Tessel: bf16 in, bf16 out, f32 accumulation)",
+         lambda k, f: k == "gemm" and f["dtype"] == "bf16", ["torch"]),
+        ("Convolution (Tessel: NCHW)", lambda k, f: k == "conv", ["torch-nchw", "torch-nhwc"]),
+        ("Softmax, layer norm, elementwise chain (tensors ≫ cache)",
+         lambda k, f: k in ("softmax", "layernorm", "eltwise"), ["torch"]),
+        ("Attention", lambda k, f: k == "attention", ["torch"]),
+    ]
+    for title, pick, peers in sections:
+        rows = [(k, w, f) for k, w, f in workloads if pick(k, f)]
+        present = [i for i in peers if any(ms(w, i) is not None for _, w, _ in rows)]
+        if not rows:
+            continue
+        p(f"## {title}\n")
+        head = ["workload", "tessel ms", "tessel rate"] + [f"{i} ms" for i in present]
+        p("| " + " | ".join(head + ["best peer / tessel"]) + " |")
+        p("|" + "---|" * (len(head) + 1))
+        for kind, wid, f in rows:
+            work, unit = work_of(kind, f)
+            t = ms(wid, "tessel")
+            if unit == "flop":
+                rate = f"{work / t / 1e6:.0f} GFLOP/s ({work / t / 1e6 / peak_n:.0%} of peak)" if t else "—"
+            else:
+                rate = f"{work / t / 1e6:.1f} GB/s ({work / t / 1e6 / bw_n:.0%} of copy)" if t else "—"
+            b, bi = best(wid, present)
+            ratio = f"{b / t:.2f}× ({bi})" if t and b else "—"
+            cells = [wid, fmt(t), rate] + [fmt(ms(wid, i)) for i in present] + [ratio]
+            p("| " + " | ".join(cells) + " |")
+            if t and kind == "gemm" and f["dtype"] == "f32" and f["M"] >= 128:
+                ob = ms(wid, "openblas-skylakex")
+                if ob:
+                    targets.append(("f32 GEMM ≥ 1.0× OpenBLAS (best setting)", wid, ob / t, 1.0, "×"))
+                targets.append(("f32 GEMM ≥ 85% of FMA peak", wid, work / t / 1e6 / peak_n,
+                                GEMM_PEAK_TARGET, "%"))
+            if t and unit == "byte":
+                targets.append((f"{kind} ≥ 80% of copy bandwidth", wid, work / t / 1e6 / bw_n,
+                                BANDWIDTH_TARGET, "%"))
+        for (wid, impl), note in sorted(notes.items()):
+            if any(wid == w for _, w, _ in rows):
+                p(f"\n- {wid} / {impl}: {note}")
+        p("")
+
+    p("## Models (ONNX: `tessel run` against ONNX Runtime 1.30's cpu provider)\n")
+    p("| model | tessel ms | onnxruntime ms | torch ms | onnxruntime / tessel | torch / tessel |")
+    p("|---|---|---|---|---|---|")
+    for wid, label in [("encoder_layer", "transformer encoder layer (d 512, 8 heads, ff 2048, [8,128,512])"),
+                       ("paddleocr_det", "PaddleOCR v4 det [1,3,640,640]"),
+                       ("paddleocr_rec", "PaddleOCR v4 rec [1,3,48,320]")]:
+        t, o, tt = ms(wid, "tessel"), ms(wid, "onnxruntime"), ms(wid, "torch")
+        p(f"| {label} | {fmt(t)} | {fmt(o)} | {fmt(tt)} | {fmt(o / t if t and o else None)}× | "
+          f"{fmt(tt / t if t and tt else None)}× |")
+        if t and o:
+            targets.append((f"{wid} ≥ 1.0× ONNX Runtime", wid, o / t, 1.0, "×"))
+        if t and tt:
+            targets.append((f"{wid} ≥ 1.0× PyTorch", wid, tt / t, 1.0, "×"))
+    p("\nOutputs: the encoder's ONNX export is checked against torch's output in the run "
+      "(bench/cpu/export_encoder.py --check); PaddleOCR det / rec against ONNX Runtime's goldens "
+      "by the test suite (ctest -R onnx_paddleocr).\n")
+
+    p("## Targets\n")
+    p("| target | workload | measured | goal | met |")
+    p("|---|---|---|---|---|")
+    for name, wid, v, goal, unit in targets:
+        shown = f"{v:.0%}" if unit == "%" else f"{v:.2f}×"
+        want = f"{goal:.0%}" if unit == "%" else f"{goal:.2f}×"
+        p(f"| {name} | {wid} | {shown} | {want} | {'yes' if v >= goal else f'no ({v / goal:.0%} of goal)'} |")
+    met = sum(v >= g for _, _, v, g, _ in targets)
+    p(f"\n{met} of {len(targets)} targets met in this run.")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The cpu benchmark suite (issue 7): Tessel's cpu backend against OpenBLAS, numpy, PyTorch and
+# ONNX Runtime on this machine, same workloads, same thread count, and the machine's measured
+# FMA peak and copy bandwidth. Writes bench/results/cpu.md (or OUT) via bench/cpu/report.py.
+#   bench/cpu/run.sh [--threads N] [--reps R] [--out FILE]
+# Installs what it needs that the build does not: libopenblas0-pthread (apt), onnxruntime-node
+# (npm, into a temp dir), the PaddleOCR models (scripts/fetch-models.sh). Takes ~15 minutes.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+threads=$(nproc)
+reps=7
+out=bench/results/cpu.md
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --threads) threads=$2; shift 2 ;;
+    --reps) reps=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    *) echo "usage: bench/cpu/run.sh [--threads N] [--reps R] [--out FILE]" >&2; exit 2 ;;
+  esac
+done
+command="bench/cpu/run.sh --threads $threads --reps $reps"
+[ -e /usr/lib/x86_64-linux-gnu/libopenblas.so.0 ] ||
+  apt-get install -y --no-install-recommends libopenblas0-pthread >/dev/null
+./scripts/build.sh >/dev/null
+./scripts/fetch-models.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+(cd "$tmp" && npm init -y >/dev/null &&
+  ONNXRUNTIME_NODE_INSTALL=skip npm install --silent onnxruntime-node@1.30.0 >/dev/null)
+rec=$tmp/records.jsonl
+wl=bench/cpu/workloads.txt
+env_core=${OPENBLAS_CORETYPE:-}
+env_l2=${OPENBLAS_L2_SIZE:-}
+# OpenBLAS 0.3.21 does not recognise this CPU model and falls back to its Prescott (SSE3)
+# kernels when OPENBLAS_CORETYPE is unset; SkylakeX (AVX-512) is its fastest setting here
+# (measured against Haswell, Zen, Cooperlake, SapphireRapids). Tessel alternates with that one;
+# the unset and the environment's own settings are measured after, on OpenBLAS alone.
+echo "cpu.sh: Tessel + OpenBLAS (SkylakeX)" >&2
+env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=SkylakeX build/bench/cpu_bench --threads "$threads" \
+  --reps "$reps" --openblas-impl openblas-skylakex "$wl" >>"$rec"
+echo "cpu.sh: OpenBLAS with OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset" >&2
+env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/bench/cpu_bench --threads "$threads" \
+  --reps 3 --impl openblas --openblas-impl openblas-unset "$wl" >>"$rec"
+if [ -n "$env_core$env_l2" ]; then
+  echo "cpu.sh: OpenBLAS with the environment's settings" >&2
+  build/bench/cpu_bench --threads "$threads" --reps 3 --impl openblas --openblas-impl openblas-env \
+    "$wl" >>"$rec"
+fi
+echo "cpu.sh: numpy and PyTorch" >&2
+env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS="$threads" \
+  OMP_NUM_THREADS="$threads" /usr/bin/python3 bench/cpu/peers.py --threads "$threads" \
+  --runs "$reps" "$wl" >>"$rec"
+# numpy and torch's BLAS calls go through the same OpenBLAS: once more with SkylakeX for GEMM.
+env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS="$threads" \
+  OMP_NUM_THREADS="$threads" /usr/bin/python3 bench/cpu/peers.py --threads "$threads" \
+  --runs "$reps" --filter gemm_f32 "$wl" | sed 's/"impl": "\([a-z]*\)"/"impl": "\1-skylakex"/' >>"$rec"
+
+# ONNX models: Tessel (`tessel run`, median after a warm-up) and ONNX Runtime's cpu provider.
+onnx_pair() {  # ID MODEL DIMS [tessel run flags...]
+  local id=$1 model=$2 dims=$3
+  shift 3
+  local t o
+  t=$(build/tessel run "$model" --threads "$threads" --repeat 20 "$@" |
+    sed -n 's/.*median latency \([0-9.]*\) ms.*/\1/p')
+  o=$(NODE_PATH="$tmp/node_modules" node bench/onnx/ort_latency.js "$model" "$dims" "$threads" 20 |
+    sed -n 's/median_ms //p')
+  echo "{\"workload\": \"$id\", \"impl\": \"tessel\", \"ms\": $t, \"threads\": $threads}" >>"$rec"
+  echo "{\"workload\": \"$id\", \"impl\": \"onnxruntime\", \"ms\": $o, \"threads\": $threads}" >>"$rec"
+}
+echo "cpu.sh: encoder layer and PaddleOCR (tessel run, ONNX Runtime)" >&2
+/usr/bin/python3 bench/cpu/export_encoder.py "$tmp/encoder.onnx" --check build/tessel >&2
+onnx_pair encoder_layer "$tmp/encoder.onnx" 8,128,512
+m=models/ocr-models-1.4.2
+onnx_pair paddleocr_det "$m/ch_PP-OCRv4_det_infer.onnx" 1,3,640,640 \
+  --dim p2o.DynamicDimension.0=1 --dim p2o.DynamicDimension.1=640 --dim p2o.DynamicDimension.2=640
+onnx_pair paddleocr_rec "$m/ch_PP-OCRv4_rec_infer.onnx" 1,3,48,320 \
+  --dim p2o.DynamicDimension.0=1 --dim p2o.DynamicDimension.1=320
+
+/usr/bin/python3 bench/cpu/report.py --records "$rec" --workloads "$wl" --command "$command" \
+  --openblas-env "OPENBLAS_CORETYPE=${env_core:-unset} OPENBLAS_L2_SIZE=${env_l2:-unset}" >"$out"
+echo "cpu.sh: wrote $out" >&2

@@ -1,0 +1,356 @@
+// The cpu benchmark's native side (bench/cpu/run.sh drives it): the machine's measured f32 FMA
+// peak and copy bandwidth, then every workload of bench/cpu/workloads.txt on Tessel's cpu
+// backend and, for GEMM, on OpenBLAS (loaded with dlopen, so its environment is whatever this
+// process was started with), alternating in this process with the same inputs and threads.
+// Prints one JSON object per line: {"workload", "impl", "ms", "threads"} for timings (the
+// median over repetitions), {"machine": ...} records for the limits.
+//
+//   build/bench/cpu_bench [--threads N] [--reps R] [--filter SUBSTR] [--impl tessel|openblas]
+//                         [--openblas-impl NAME] [--cpu-time] bench/cpu/workloads.txt
+// --cpu-time times with the process's CPU time instead of the wall clock: with --threads 1 on a
+// busy machine it leaves out the time the thread was not scheduled (for tuning kernels; the
+// reported results use the wall clock).
+#include <dlfcn.h>
+#include <time.h>
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backends/cpu/isa.h"
+#include "ir/builder.h"
+#include "passes/passes.h"
+#include "runtime/rng.h"
+#include "runtime/thread_pool.h"
+
+using namespace tessel;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+bool g_cpu_time = false;
+
+// Milliseconds now, on the wall clock or (--cpu-time) the process's CPU clock.
+double now_ms() {
+  if (!g_cpu_time)
+    return std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch()).count();
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Milliseconds per call of `fn`: one warm-up call, then calls until both `min_calls` and
+// 50 ms are reached (at most 1000), and the median of per-call times.
+double time_ms(const std::function<void()>& fn, int min_calls) {
+  fn();
+  std::vector<double> t;
+  const double start = now_ms();
+  while (static_cast<int>(t.size()) < 1000) {
+    const double t0 = now_ms();
+    fn();
+    t.push_back(now_ms() - t0);
+    if (static_cast<int>(t.size()) >= min_calls && now_ms() - start > 50) break;
+  }
+  return median(t);
+}
+
+// --- the machine's limits --------------------------------------------------------------------
+
+// 16 independent chains of 512-bit FMAs (4-cycle latency × 2 pipes needs 8; 16 hides any
+// scheduling slack). Returns GFLOP/s of one thread.
+__attribute__((target("avx512f"))) double fma_gflops_one_thread() {
+  constexpr int kChains = 16;
+  __m512 acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i) * 1e-3f);
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  const int64_t iters = 20'000'000;
+  const auto t0 = Clock::now();
+  for (int64_t it = 0; it < iters; ++it)
+#pragma GCC unroll 16
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  __m512 sum = acc[0];
+  for (int i = 1; i < kChains; ++i) sum = _mm512_add_ps(sum, acc[i]);
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, sum);
+  volatile float sink = lanes[0];
+  (void)sink;
+  return 2.0 * 16 * kChains * static_cast<double>(iters) / s / 1e9;
+}
+
+// Best of `reps` runs of `threads` threads each running fn at once; returns the per-thread
+// results summed for the best run.
+double run_threads(int threads, int reps, const std::function<double()>& fn) {
+  double best = 0;
+  for (int r = 0; r < reps; ++r) {
+    std::vector<double> got(threads);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back([&, t] { got[t] = fn(); });
+    for (auto& th : pool) th.join();
+    double total = 0;
+    for (double g : got) total += g;
+    best = std::max(best, total);
+  }
+  return best;
+}
+
+// Copy bandwidth (bytes read + bytes written per second, as STREAM's Copy counts them) of
+// `threads` threads each copying its share of a 512 MiB buffer; best of several passes.
+double copy_gbs(int threads) {
+  const size_t bytes = size_t{512} << 20;
+  std::vector<char> src(bytes, 1), dst(bytes, 0);
+  double best = 0;
+  for (int pass = 0; pass < 7; ++pass) {
+    std::atomic<int> ready{0};
+    std::vector<double> secs(threads);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        const size_t lo = bytes * t / threads, hi = bytes * (t + 1) / threads;
+        ready.fetch_add(1);
+        while (ready.load() < threads) {
+        }
+        const auto t0 = Clock::now();
+        std::memcpy(dst.data() + lo, src.data() + lo, hi - lo);
+        secs[t] = std::chrono::duration<double>(Clock::now() - t0).count();
+      });
+    for (auto& th : pool) th.join();
+    best = std::max(best, 2.0 * bytes / *std::max_element(secs.begin(), secs.end()) / 1e9);
+  }
+  return best;
+}
+
+// --- OpenBLAS through dlopen -----------------------------------------------------------------
+
+struct OpenBlas {
+  using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*,
+                         int, float, float*, int);
+  using SetThreads = void (*)(int);
+  using Config = char* (*)();
+  Sgemm sgemm = nullptr;
+  SetThreads set_threads = nullptr;
+  Config config = nullptr;
+  std::string core;
+
+  bool load() {
+    void* h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (h == nullptr) return false;
+    sgemm = reinterpret_cast<Sgemm>(dlsym(h, "cblas_sgemm"));
+    set_threads = reinterpret_cast<SetThreads>(dlsym(h, "openblas_set_num_threads"));
+    config = reinterpret_cast<Config>(dlsym(h, "openblas_get_config"));
+    auto corename = reinterpret_cast<Config>(dlsym(h, "openblas_get_corename"));
+    if (corename != nullptr) core = corename();
+    return sgemm != nullptr && set_threads != nullptr;
+  }
+};
+constexpr int kRowMajor = 101, kNoTrans = 111;
+
+// --- workloads -------------------------------------------------------------------------------
+
+HostTensor random_input(DType dt, const Shape& shape, uint64_t seed) {
+  HostTensor f = HostTensor::empty(DType::F32, shape);
+  auto* p = reinterpret_cast<float*>(f.data());
+  for (int64_t i = 0; i < f.numel(); ++i) p[i] = static_cast<float>(2 * rng::uniform(seed, i) - 1);
+  if (dt == DType::F32) return f;
+  HostTensor t = HostTensor::empty(dt, shape);
+  for (int64_t i = 0; i < f.numel(); ++i) t.set_f64(i, p[i]);
+  return t;
+}
+
+struct Workload {
+  std::string id, kind;
+  std::vector<int64_t> n;  // the numeric fields
+  std::string dtype = "f32";
+};
+
+std::vector<Workload> read_workloads(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) {
+    std::fprintf(stderr, "cpu_bench: cannot read %s\n", path.c_str());
+    std::exit(2);
+  }
+  std::vector<Workload> out;
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream is(line);
+    Workload w;
+    is >> w.kind >> w.id;
+    if (w.kind == "gemm") is >> w.dtype;
+    for (int64_t v; is >> v;) w.n.push_back(v);
+    const size_t want = w.kind == "gemm" ? 3
+                        : w.kind == "conv" ? 10
+                        : w.kind == "softmax" || w.kind == "layernorm" ? 2
+                        : w.kind == "eltwise" ? 1
+                        : w.kind == "attention" ? 4
+                                                : 0;
+    if (want == 0 || w.n.size() != want || !is.eof()) {
+      std::fprintf(stderr, "cpu_bench: malformed workload line: %s\n", line.c_str());
+      std::exit(2);
+    }
+    out.push_back(w);
+  }
+  return out;
+}
+
+// The workload as a graph on random inputs.
+struct Built {
+  Graph g;
+  std::vector<HostTensor> args;
+};
+
+Built build(const Workload& w) {
+  Built b;
+  Graph& g = b.g;
+  GraphBuilder gb(g);
+  auto input = [&](DType dt, const Shape& s) {
+    b.args.push_back(random_input(dt, s, b.args.size() + 1));
+    return g.input(dt, s);
+  };
+  const auto& n = w.n;
+  if (w.kind == "gemm") {
+    const DType dt = w.dtype == "bf16" ? DType::BF16 : DType::F32;
+    Value x = input(dt, {n[0], n[1]}), y = input(dt, {n[1], n[2]});
+    g.outputs = {gb.matmul(x, y)};
+  } else if (w.kind == "conv") {
+    const int64_t N = n[0], C = n[1], H = n[2], W = n[3], O = n[4], kh = n[5], kw = n[6],
+                  s = n[7], p = n[8], groups = n[9];
+    Value x = input(DType::F32, {N, C, H, W});
+    Value wt = input(DType::F32, {O, C / groups, kh, kw});
+    Value bias = input(DType::F32, {O});
+    g.outputs = {gb.op1(OpKind::Conv,
+                        Attrs()
+                            .set("strides", std::vector<int64_t>{s, s})
+                            .set("pads", std::vector<int64_t>{p, p, p, p})
+                            .set("groups", groups),
+                        {x, wt, bias})};
+  } else if (w.kind == "softmax") {
+    g.outputs = {gb.softmax(input(DType::F32, {n[0], n[1]}), -1)};
+  } else if (w.kind == "layernorm") {
+    Value x = input(DType::F32, {n[0], n[1]});
+    Value gamma = input(DType::F32, {n[1]}), beta = input(DType::F32, {n[1]});
+    g.outputs = {gb.layer_norm(x, gamma, beta, -1, 1e-5)};
+  } else if (w.kind == "eltwise") {
+    Value x = input(DType::F32, {n[0]}), a = input(DType::F32, {n[0]}),
+          c = input(DType::F32, {n[0]});
+    Value h = gb.activation(ActivationKind::Gelu, gb.add(gb.mul(x, a), gb.scalar(0.5, DType::F32)));
+    g.outputs = {gb.activation(ActivationKind::Tanh, gb.mul(h, c))};
+  } else {  // attention
+    const Shape s = {n[0], n[1], n[2], n[3]};
+    Value q = input(DType::F32, s), k = input(DType::F32, s), v = input(DType::F32, s);
+    g.outputs = {gb.op1(OpKind::Attention, Attrs(), {q, k, v})};
+  }
+  return b;
+}
+
+void emit(const std::string& id, const std::string& impl, double ms, int threads,
+          const std::string& note = "") {
+  std::printf("{\"workload\": \"%s\", \"impl\": \"%s\", \"ms\": %.4f, \"threads\": %d%s%s%s}\n",
+              id.c_str(), impl.c_str(), ms, threads, note.empty() ? "" : ", \"note\": \"",
+              note.c_str(), note.empty() ? "" : "\"");
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 2, reps = 7;
+  std::string filter, only, path, openblas_name = "openblas";
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "cpu_bench: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--threads") threads = std::atoi(next().c_str());
+    else if (a == "--reps") reps = std::atoi(next().c_str());
+    else if (a == "--filter") filter = next();
+    else if (a == "--impl") only = next();
+    else if (a == "--openblas-impl") openblas_name = next();
+    else if (a == "--cpu-time") g_cpu_time = true;
+    else path = a;
+  }
+  if (path.empty() || threads < 1 || reps < 1) {
+    std::fprintf(stderr, "usage: cpu_bench [--threads N] [--reps R] [--filter S] [--impl I] "
+                         "[--openblas-impl NAME] WORKLOADS\n");
+    return 2;
+  }
+  const bool run_tessel = only.empty() || only == "tessel";
+  const bool run_blas = only.empty() || only == "openblas";
+  OpenBlas blas;
+  if (run_blas && !blas.load()) {
+    std::fprintf(stderr, "cpu_bench: libopenblas.so.0 not found (apt install libopenblas0)\n");
+    return 2;
+  }
+  if (run_blas) blas.set_threads(threads);
+  set_num_threads(threads);
+  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+  if (run_blas)
+    std::printf("{\"machine\": \"%s\", \"openblas_config\": \"%s\", \"openblas_core\": \"%s\", "
+                "\"OPENBLAS_CORETYPE\": \"%s\"}\n",
+                openblas_name.c_str(), blas.config ? blas.config() : "?", blas.core.c_str(),
+                coretype ? coretype : "");
+  if (run_tessel && filter.empty()) {
+    const double peak1 = run_threads(1, 5, fma_gflops_one_thread);
+    const double peakn = run_threads(threads, 5, fma_gflops_one_thread);
+    std::printf("{\"machine\": \"fma_peak\", \"gflops_1\": %.1f, \"gflops_n\": %.1f, "
+                "\"threads\": %d}\n",
+                peak1, peakn, threads);
+    std::printf("{\"machine\": \"copy_bandwidth\", \"gbs_1\": %.1f, \"gbs_n\": %.1f, "
+                "\"threads\": %d}\n",
+                copy_gbs(1), copy_gbs(threads), threads);
+    std::printf("{\"machine\": \"tessel_isa\", \"isa\": \"%s\"}\n",
+                cpu::isa_name(cpu::active_isa()));
+    std::fflush(stdout);
+  }
+  const Backend& cpu = backend("cpu");
+  for (const Workload& w : read_workloads(path)) {
+    if (!filter.empty() && w.id.find(filter) == std::string::npos) continue;
+    const bool blas_peer = run_blas && w.kind == "gemm" && w.dtype == "f32";
+    if (!run_tessel && !blas_peer) continue;
+    Built b = build(w);
+    std::unique_ptr<Executable> exe;
+    if (run_tessel) exe = compile_for(b.g, cpu);
+    std::vector<float> c;
+    if (blas_peer) c.resize(static_cast<size_t>(w.n[0] * w.n[2]));
+    // Repetitions alternate between the implementations, so a slow spell of the shared machine
+    // hits both alike; each reports the median of its repetitions.
+    std::vector<double> tt, tb;
+    for (int r = 0; r < reps; ++r) {
+      if (run_tessel) tt.push_back(time_ms([&] { exe->run(b.args); }, 3));
+      if (blas_peer) {
+        const int M = static_cast<int>(w.n[0]), K = static_cast<int>(w.n[1]),
+                  N = static_cast<int>(w.n[2]);
+        const auto* x = reinterpret_cast<const float*>(b.args[0].data());
+        const auto* y = reinterpret_cast<const float*>(b.args[1].data());
+        tb.push_back(time_ms(
+            [&] {
+              blas.sgemm(kRowMajor, kNoTrans, kNoTrans, M, N, K, 1.0f, x, K, y, N, 0.0f,
+                         c.data(), N);
+            },
+            3));
+      }
+    }
+    if (run_tessel) emit(w.id, "tessel", median(tt), threads);
+    if (blas_peer) emit(w.id, openblas_name, median(tb), threads);
+  }
+  return 0;
+}
