@@ -63,6 +63,32 @@ TEST(Fuse, ElementwiseChainsBecomeOneRegionOnCpu) {
   }
 }
 
+// The cpu region kernel's fast paths: scalar constants filled once per task, contiguous f32
+// inputs read in place (one with a size-1 dimension's arbitrary stride), the output written in
+// place, vector Compare / Where / Clamp with NaN and ±inf, across block boundaries and tails.
+TEST(Fuse, RegionFastPathsMatchTheReference) {
+  const Backend& cpu = backend("cpu");
+  const int64_t n = 3 * 512 + 7;
+  Graph g;
+  GraphBuilder b(g);
+  Value x = g.input(DType::F32, {1, n});
+  Value y = g.input(DType::F32, {1, n});
+  Value h = b.mul(b.clamp(b.add(x, b.scalar(3, DType::F32)), 0, 6), x);  // HardSwish · 6
+  Value m = b.where(b.compare(CmpOp::Le, h, y), h, b.sub(y, b.scalar(0.25, DType::F32)));
+  g.outputs = {b.activation(ActivationKind::Tanh, m)};
+  Graph fused = fuse(legalize(g, cpu), cpu);
+  EXPECT_GE(count(fused, OpKind::ElementwiseRegion), 1) << fused.to_string();
+  HostTensor xv = random_tensor(DType::F32, {1, n}, 3, -8, 8);
+  for (int64_t i = 0; i < n; i += 97)
+    xv.set_f64(i, i % 3 == 0 ? NAN : i % 3 == 1 ? INFINITY : -INFINITY);
+  HostTensor yv = random_tensor(DType::F32, {1, n}, 4, -8, 8);
+  yv.strides[0] = 12345;  // a size-1 dimension: any stride addresses the same elements
+  std::vector<HostTensor> args = {xv, yv};
+  HostTensor got = run_graph(fused, cpu, args)[0];
+  HostTensor want = compile_for(g, backend("reference"))->run(args)[0];
+  expect_close(got, want, 1e-6, 1e-6);
+}
+
 TEST(Fuse, ValuesUsedTwiceOrGraphOutputsStayMaterialized) {
   const Backend& cpu = backend("cpu");
   Graph fused = fuse(legalize(branchy(DType::F32, 4, 8), cpu), cpu);

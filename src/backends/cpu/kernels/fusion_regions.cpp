@@ -7,6 +7,7 @@
 // the unfused graph rounds them, so fusing never changes a result beyond f32 contraction.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "backends/cpu/activation.h"
@@ -31,7 +32,8 @@ bool computes_in_f32(DType t) {
 struct Leaf {
   HostTensor view;
   int slot;
-  bool direct = false;  // contiguous f32: steps read it in place, no copy into the block
+  bool direct = false;   // contiguous f32: steps read it in place, no copy into the block
+  bool uniform = false;  // one element: its block is filled once per task
 };
 
 // A computed body node with its attributes read once per kernel call (not once per block).
@@ -51,6 +53,17 @@ struct Plan {
   int slots = 0;
 };
 
+// Row-major and gap-free (strides of size-1 dimensions do not matter).
+bool dense(const HostTensor& t) {
+  int64_t expect = 1;
+  for (int d = t.rank() - 1; d >= 0; --d) {
+    if (t.shape[d] == 1) continue;
+    if (t.strides[d] != expect) return false;
+    expect *= t.shape[d];
+  }
+  return true;
+}
+
 Plan plan_body(const Node& node, const Graph& body, std::span<const HostTensor> in,
                const Shape& out_shape) {
   Plan p;
@@ -68,8 +81,9 @@ Plan plan_body(const Node& node, const Graph& body, std::span<const HostTensor> 
                     " exceeds the region kernel's ", kMaxRank);
       p.slot[n.id] = p.slots++;
       HostTensor view = broadcast_to(t, out_shape);
-      const bool direct = view.dtype == DType::F32 && view.is_contiguous();
-      p.leaves.push_back({std::move(view), p.slot[n.id], direct});
+      const bool direct = view.dtype == DType::F32 && dense(view);
+      const bool uniform = t.numel() == 1;
+      p.leaves.push_back({std::move(view), p.slot[n.id], direct, uniform});
       continue;
     }
     switch (n.kind) {
@@ -173,6 +187,40 @@ void binary_block(BinaryOp op, const float* a, const float* b, float* y, int64_t
   for (; i < n; ++i) y[i] = static_cast<float>(binary_f64(op, a[i], b[i]));
 }
 
+// y[i] = f(a[i], b[i], c[i]) over whole vectors, then the scalar tail; f takes and returns Vf
+// (the scalar tail goes through lanes of a one-element vector, so both share one definition).
+template <class F>
+void map3(const float* a, const float* b, const float* c, float* y, int64_t n, F f) {
+  int64_t i = 0;
+  for (; i + kLanesF <= n; i += kLanesF)
+    store(y + i, f(load<Vf>(a + i), b ? load<Vf>(b + i) : Vf{}, c ? load<Vf>(c + i) : Vf{}));
+  for (; i < n; ++i) {
+    Vf r = f(splat<Vf>(a[i]), splat<Vf>(b ? b[i] : 0.f), splat<Vf>(c ? c[i] : 0.f));
+    y[i] = r[0];
+  }
+}
+
+void compare_block(CmpOp op, const float* a, const float* b, float* y, int64_t n) {
+  const Vf one = splat<Vf>(1.f), zero{};
+  auto cmp = [&](auto pred) {
+    map3(a, b, nullptr, y, n, [&](Vf x, Vf z, Vf) { return pred(x, z) ? one : zero; });
+  };
+  switch (op) {
+    case CmpOp::Eq:
+      return cmp([](Vf x, Vf z) { return x == z; });
+    case CmpOp::Ne:
+      return cmp([](Vf x, Vf z) { return x != z; });
+    case CmpOp::Lt:
+      return cmp([](Vf x, Vf z) { return x < z; });
+    case CmpOp::Le:
+      return cmp([](Vf x, Vf z) { return x <= z; });
+    case CmpOp::Gt:
+      return cmp([](Vf x, Vf z) { return x > z; });
+    case CmpOp::Ge:
+      return cmp([](Vf x, Vf z) { return x >= z; });
+  }
+}
+
 void run_step(const Step& n, const float* const* arg, float* y, int64_t len) {
   switch (n.kind) {
     case OpKind::Activation:
@@ -181,22 +229,21 @@ void run_step(const Step& n, const float* const* arg, float* y, int64_t len) {
     case OpKind::Binary:
       binary_block(static_cast<BinaryOp>(n.op), arg[0], arg[1], y, len);
       break;
-    case OpKind::Compare: {
-      CmpOp op = static_cast<CmpOp>(n.op);
-      for (int64_t i = 0; i < len; ++i) y[i] = compare_values(op, arg[0][i], arg[1][i]) ? 1.f : 0.f;
+    case OpKind::Compare:
+      compare_block(static_cast<CmpOp>(n.op), arg[0], arg[1], y, len);
       break;
-    }
     case OpKind::Where:
-      for (int64_t i = 0; i < len; ++i) y[i] = arg[0][i] != 0 ? arg[1][i] : arg[2][i];
+      map3(arg[0], arg[1], arg[2], y, len, [](Vf c, Vf a, Vf b) { return c != 0.f ? a : b; });
       break;
     case OpKind::Cast: {
       DType to = n.out;
       if (to == DType::Bool) {
-        for (int64_t i = 0; i < len; ++i) y[i] = arg[0][i] != 0 ? 1.f : 0.f;
+        const Vf one = splat<Vf>(1.f), zero{};
+        map3(arg[0], nullptr, nullptr, y, len, [&](Vf x, Vf, Vf) { return x != 0.f ? one : zero; });
       } else {  // round through the target dtype
         uint16_t tmp[kBlock];
         if (to == DType::F32) {
-          for (int64_t i = 0; i < len; ++i) y[i] = arg[0][i];
+          std::memmove(y, arg[0], static_cast<size_t>(len) * sizeof(float));
         } else {
           from_f32(arg[0], tmp, to, 1, len);
           to_f32(tmp, to, 1, y, len);
@@ -205,15 +252,16 @@ void run_step(const Step& n, const float* const* arg, float* y, int64_t len) {
       break;
     }
     case OpKind::Clamp: {
-      const float lo = n.a, hi = n.b;
-      for (int64_t i = 0; i < len; ++i) {
-        float x = arg[0][i];
-        y[i] = x != x ? x : std::min(std::max(x, lo), hi);  // lo > hi gives hi, as torch
-      }
+      const Vf lo = splat<Vf>(n.a), hi = splat<Vf>(n.b);
+      map3(arg[0], nullptr, nullptr, y, len, [&](Vf x, Vf, Vf) {
+        Vf c = x < lo ? lo : x;
+        c = c > hi ? hi : c;  // lo > hi gives hi, as torch
+        return x != x ? x : c;
+      });
       break;
     }
     default:  // StopGradient (plan_body admits nothing else)
-      for (int64_t i = 0; i < len; ++i) y[i] = arg[0][i];
+      std::memmove(y, arg[0], static_cast<size_t>(len) * sizeof(float));
   }
 }
 
@@ -242,9 +290,15 @@ void kernel_elementwise_region(const Node& node, std::span<const HostTensor> in,
                  // Where each slot's block is: its buffer, or a direct leaf's memory.
                  std::vector<const float*> at(static_cast<size_t>(plan.slots));
                  const float* args[3];
+                 for (const Leaf& l : plan.leaves)
+                   if (l.uniform && !l.direct) {
+                     read_block(l.view, 0, std::min(kBlock, n), buf.data() + l.slot * kBlock);
+                     at[l.slot] = buf.data() + l.slot * kBlock;
+                   }
                  for (int64_t b = b0; b < b1; ++b) {
                    int64_t start = b * kBlock, len = std::min(kBlock, n - start);
                    for (const Leaf& l : plan.leaves) {
+                     if (l.uniform && !l.direct) continue;
                      if (l.direct) {
                        at[l.slot] = reinterpret_cast<const float*>(l.view.data()) + start;
                        continue;
