@@ -23,6 +23,27 @@ T floor_mod(T a, T b) {
 // Binary op `op` on floats (the bitwise ops are integer-only and rejected by the shape rule).
 double binary_f64(BinaryOp op, double a, double b);
 
+// Calls run(pred) with the predicate of `op` as a generic lambda (a, b) -> a OP b, so one
+// instantiation per comparison works on scalars and on vectors alike.
+template <class Run>
+decltype(auto) dispatch_cmp(CmpOp op, Run&& run) {
+  switch (op) {
+    case CmpOp::Eq:
+      return run([](auto a, auto b) { return a == b; });
+    case CmpOp::Ne:
+      return run([](auto a, auto b) { return a != b; });
+    case CmpOp::Lt:
+      return run([](auto a, auto b) { return a < b; });
+    case CmpOp::Le:
+      return run([](auto a, auto b) { return a <= b; });
+    case CmpOp::Gt:
+      return run([](auto a, auto b) { return a > b; });
+    case CmpOp::Ge:
+      break;
+  }
+  return run([](auto a, auto b) { return a >= b; });
+}
+
 // Comparison `op` of two values of one type (a NaN makes only Ne true).
 template <class T>
 bool compare_values(CmpOp op, T a, T b) {

@@ -12,6 +12,7 @@
 #include "backends/cpu/families.h"
 #include "backends/cpu/strided.h"
 #include "ops/elementwise_dtypes.h"
+#include "ops/scalar_math.h"
 #include "runtime/kernel_util.h"
 // clang-format off
 #include "backends/cpu/simd.h"
@@ -43,24 +44,6 @@ void compare_run(uint8_t* y, const T* a, int64_t sa, const T* b, int64_t sb, int
     }
   }
   for (; i < n; ++i) y[i] = cmp(a[i * sa], b[i * sb]) ? 1 : 0;
-}
-
-template <class Run>
-void dispatch_cmp(CmpOp op, Run&& run) {
-  switch (op) {
-    case CmpOp::Eq:
-      return run([](auto a, auto b) { return a == b; });
-    case CmpOp::Ne:
-      return run([](auto a, auto b) { return a != b; });
-    case CmpOp::Lt:
-      return run([](auto a, auto b) { return a < b; });
-    case CmpOp::Le:
-      return run([](auto a, auto b) { return a <= b; });
-    case CmpOp::Gt:
-      return run([](auto a, auto b) { return a > b; });
-    case CmpOp::Ge:
-      return run([](auto a, auto b) { return a >= b; });
-  }
 }
 
 template <class T>

@@ -202,23 +202,9 @@ void map3(const float* a, const float* b, const float* c, float* y, int64_t n, F
 
 void compare_block(CmpOp op, const float* a, const float* b, float* y, int64_t n) {
   const Vf one = splat<Vf>(1.f), zero{};
-  auto cmp = [&](auto pred) {
+  dispatch_cmp(op, [&](auto pred) {
     map3(a, b, nullptr, y, n, [&](Vf x, Vf z, Vf) { return pred(x, z) ? one : zero; });
-  };
-  switch (op) {
-    case CmpOp::Eq:
-      return cmp([](Vf x, Vf z) { return x == z; });
-    case CmpOp::Ne:
-      return cmp([](Vf x, Vf z) { return x != z; });
-    case CmpOp::Lt:
-      return cmp([](Vf x, Vf z) { return x < z; });
-    case CmpOp::Le:
-      return cmp([](Vf x, Vf z) { return x <= z; });
-    case CmpOp::Gt:
-      return cmp([](Vf x, Vf z) { return x > z; });
-    case CmpOp::Ge:
-      return cmp([](Vf x, Vf z) { return x >= z; });
-  }
+  });
 }
 
 void run_step(const Step& n, const float* const* arg, float* y, int64_t len) {
