@@ -11,8 +11,8 @@
 // busy machine it leaves out the time the thread was not scheduled (for tuning kernels; the
 // reported results use the wall clock).
 #include <dlfcn.h>
-#include <time.h>
 #include <immintrin.h>
+#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -138,8 +138,8 @@ double copy_gbs(int threads) {
 // --- OpenBLAS through dlopen -----------------------------------------------------------------
 
 struct OpenBlas {
-  using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*,
-                         int, float, float*, int);
+  using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int,
+                         float, float*, int);
   using SetThreads = void (*)(int);
   using Config = char* (*)();
   Sgemm sgemm = nullptr;
@@ -193,12 +193,12 @@ std::vector<Workload> read_workloads(const std::string& path) {
     is >> w.kind >> w.id;
     if (w.kind == "gemm") is >> w.dtype;
     for (int64_t v; is >> v;) w.n.push_back(v);
-    const size_t want = w.kind == "gemm" ? 3
-                        : w.kind == "conv" ? 10
+    const size_t want = w.kind == "gemm"                               ? 3
+                        : w.kind == "conv"                             ? 10
                         : w.kind == "softmax" || w.kind == "layernorm" ? 2
-                        : w.kind == "eltwise" ? 1
-                        : w.kind == "attention" ? 4
-                                                : 0;
+                        : w.kind == "eltwise"                          ? 1
+                        : w.kind == "attention"                        ? 4
+                                                                       : 0;
     if (want == 0 || w.n.size() != want || !is.eof()) {
       std::fprintf(stderr, "cpu_bench: malformed workload line: %s\n", line.c_str());
       std::exit(2);
@@ -228,8 +228,8 @@ Built build(const Workload& w) {
     Value x = input(dt, {n[0], n[1]}), y = input(dt, {n[1], n[2]});
     g.outputs = {gb.matmul(x, y)};
   } else if (w.kind == "conv") {
-    const int64_t N = n[0], C = n[1], H = n[2], W = n[3], O = n[4], kh = n[5], kw = n[6],
-                  s = n[7], p = n[8], groups = n[9];
+    const int64_t N = n[0], C = n[1], H = n[2], W = n[3], O = n[4], kh = n[5], kw = n[6], s = n[7],
+                  p = n[8], groups = n[9];
     Value x = input(DType::F32, {N, C, H, W});
     Value wt = input(DType::F32, {O, C / groups, kh, kw});
     Value bias = input(DType::F32, {O});
@@ -280,17 +280,25 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--threads") threads = std::atoi(next().c_str());
-    else if (a == "--reps") reps = std::atoi(next().c_str());
-    else if (a == "--filter") filter = next();
-    else if (a == "--impl") only = next();
-    else if (a == "--openblas-impl") openblas_name = next();
-    else if (a == "--cpu-time") g_cpu_time = true;
-    else path = a;
+    if (a == "--threads")
+      threads = std::atoi(next().c_str());
+    else if (a == "--reps")
+      reps = std::atoi(next().c_str());
+    else if (a == "--filter")
+      filter = next();
+    else if (a == "--impl")
+      only = next();
+    else if (a == "--openblas-impl")
+      openblas_name = next();
+    else if (a == "--cpu-time")
+      g_cpu_time = true;
+    else
+      path = a;
   }
   if (path.empty() || threads < 1 || reps < 1) {
-    std::fprintf(stderr, "usage: cpu_bench [--threads N] [--reps R] [--filter S] [--impl I] "
-                         "[--openblas-impl NAME] WORKLOADS\n");
+    std::fprintf(stderr,
+                 "usage: cpu_bench [--threads N] [--reps R] [--filter S] [--impl I] "
+                 "[--openblas-impl NAME] WORKLOADS\n");
     return 2;
   }
   const bool run_tessel = only.empty() || only == "tessel";
@@ -304,19 +312,22 @@ int main(int argc, char** argv) {
   set_num_threads(threads);
   const char* coretype = std::getenv("OPENBLAS_CORETYPE");
   if (run_blas)
-    std::printf("{\"machine\": \"%s\", \"openblas_config\": \"%s\", \"openblas_core\": \"%s\", "
-                "\"OPENBLAS_CORETYPE\": \"%s\"}\n",
-                openblas_name.c_str(), blas.config ? blas.config() : "?", blas.core.c_str(),
-                coretype ? coretype : "");
+    std::printf(
+        "{\"machine\": \"%s\", \"openblas_config\": \"%s\", \"openblas_core\": \"%s\", "
+        "\"OPENBLAS_CORETYPE\": \"%s\"}\n",
+        openblas_name.c_str(), blas.config ? blas.config() : "?", blas.core.c_str(),
+        coretype ? coretype : "");
   if (run_tessel && filter.empty()) {
     const double peak1 = run_threads(1, 5, fma_gflops_one_thread);
     const double peakn = run_threads(threads, 5, fma_gflops_one_thread);
-    std::printf("{\"machine\": \"fma_peak\", \"gflops_1\": %.1f, \"gflops_n\": %.1f, "
-                "\"threads\": %d}\n",
-                peak1, peakn, threads);
-    std::printf("{\"machine\": \"copy_bandwidth\", \"gbs_1\": %.1f, \"gbs_n\": %.1f, "
-                "\"threads\": %d}\n",
-                copy_gbs(1), copy_gbs(threads), threads);
+    std::printf(
+        "{\"machine\": \"fma_peak\", \"gflops_1\": %.1f, \"gflops_n\": %.1f, "
+        "\"threads\": %d}\n",
+        peak1, peakn, threads);
+    std::printf(
+        "{\"machine\": \"copy_bandwidth\", \"gbs_1\": %.1f, \"gbs_n\": %.1f, "
+        "\"threads\": %d}\n",
+        copy_gbs(1), copy_gbs(threads), threads);
     std::printf("{\"machine\": \"tessel_isa\", \"isa\": \"%s\"}\n",
                 cpu::isa_name(cpu::active_isa()));
     std::fflush(stdout);
@@ -332,10 +343,17 @@ int main(int argc, char** argv) {
     std::vector<float> c;
     if (blas_peer) c.resize(static_cast<size_t>(w.n[0] * w.n[2]));
     // Repetitions alternate between the implementations, so a slow spell of the shared machine
-    // hits both alike; each reports the median of its repetitions.
+    // hits both alike; each reports the median of its repetitions. Both thread pools spin a
+    // while after a call before they sleep (OpenBLAS's for up to 2^28 cycles): a pause at each
+    // switch keeps one's spinning workers from taking the other's cores.
+    auto settle = [&] {
+      if (run_tessel && blas_peer) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    };
     std::vector<double> tt, tb;
     for (int r = 0; r < reps; ++r) {
+      settle();
       if (run_tessel) tt.push_back(time_ms([&] { exe->run(b.args); }, 3));
+      settle();
       if (blas_peer) {
         const int M = static_cast<int>(w.n[0]), K = static_cast<int>(w.n[1]),
                   N = static_cast<int>(w.n[2]);
@@ -343,8 +361,8 @@ int main(int argc, char** argv) {
         const auto* y = reinterpret_cast<const float*>(b.args[1].data());
         tb.push_back(time_ms(
             [&] {
-              blas.sgemm(kRowMajor, kNoTrans, kNoTrans, M, N, K, 1.0f, x, K, y, N, 0.0f,
-                         c.data(), N);
+              blas.sgemm(kRowMajor, kNoTrans, kNoTrans, M, N, K, 1.0f, x, K, y, N, 0.0f, c.data(),
+                         N);
             },
             3));
       }

@@ -47,6 +47,7 @@ def main():
     ap.add_argument("--workloads", required=True)
     ap.add_argument("--command", required=True)
     ap.add_argument("--openblas-env", default="")
+    ap.add_argument("--analysis", help="markdown appended as the report's reading of the numbers")
     args = ap.parse_args()
 
     times, notes, machine = {}, {}, {}
@@ -143,9 +144,14 @@ def main():
             if t and unit == "byte":
                 targets.append((f"{kind} ≥ 80% of copy bandwidth", wid, work / t / 1e6 / bw_n,
                                 BANDWIDTH_TARGET, "%"))
+        by_note = {}
         for (wid, impl), note in sorted(notes.items()):
             if any(wid == w for _, w, _ in rows):
-                p(f"\n- {wid} / {impl}: {note}")
+                by_note.setdefault((impl, note), []).append(wid)
+        if by_note:
+            p("")
+        for (impl, note), wids in by_note.items():
+            p(f"- {impl} ({', '.join(wids)}): {note}")
         p("")
 
     p("## Models (ONNX: `tessel run` against ONNX Runtime 1.30's cpu provider)\n")
@@ -174,6 +180,9 @@ def main():
         p(f"| {name} | {wid} | {shown} | {want} | {'yes' if v >= goal else f'no ({v / goal:.0%} of goal)'} |")
     met = sum(v >= g for _, _, v, g, _ in targets)
     p(f"\n{met} of {len(targets)} targets met in this run.")
+    if args.analysis:
+        with open(args.analysis) as f:
+            p("\n" + f.read().strip())
     print("\n".join(out))
 
 

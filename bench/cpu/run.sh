@@ -4,7 +4,7 @@
 # FMA peak and copy bandwidth. Writes bench/results/cpu.md (or OUT) via bench/cpu/report.py.
 #   bench/cpu/run.sh [--threads N] [--reps R] [--out FILE]
 # Installs what it needs that the build does not: libopenblas0-pthread (apt), onnxruntime-node
-# (npm, into a temp dir), the PaddleOCR models (scripts/fetch-models.sh). Takes ~15 minutes.
+# (npm, into a temp dir), the PaddleOCR models (scripts/fetch-models.sh). Takes about 5 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 threads=$(nproc)
@@ -76,6 +76,9 @@ onnx_pair paddleocr_det "$m/ch_PP-OCRv4_det_infer.onnx" 1,3,640,640 \
 onnx_pair paddleocr_rec "$m/ch_PP-OCRv4_rec_infer.onnx" 1,3,48,320 \
   --dim p2o.DynamicDimension.0=1 --dim p2o.DynamicDimension.1=320
 
+# The records stay beside the report, for a later look or a regenerated report.
+cp "$rec" "${out%.md}.jsonl"
 /usr/bin/python3 bench/cpu/report.py --records "$rec" --workloads "$wl" --command "$command" \
-  --openblas-env "OPENBLAS_CORETYPE=${env_core:-unset} OPENBLAS_L2_SIZE=${env_l2:-unset}" >"$out"
+  --openblas-env "OPENBLAS_CORETYPE=${env_core:-unset} OPENBLAS_L2_SIZE=${env_l2:-unset}" \
+  --analysis bench/cpu/analysis.md >"$out"
 echo "cpu.sh: wrote $out" >&2

@@ -181,6 +181,26 @@ std::vector<std::vector<int64_t>> identity_tables(const HostTensor& x, const Sha
 void resize_nearest2x(const Node&, std::span<const HostTensor> in, std::span<HostTensor> out) {
   const HostTensor& x = in[0];
   const HostTensor& y = out[0];
+  if (esize_of(x) == 4 && x.is_contiguous() && x.rank() >= 2 && x.numel() > 0) {
+    // 4-byte elements of a dense input: each input row becomes an output row of doubled
+    // elements (one 8-byte store each), then that row again (the generic table gather took
+    // 1.2 ns an output element: 2.8 ms of PaddleOCR det's 2x upsampling to [1,96,160,160]).
+    const int64_t w = x.shape.back(), rows = x.numel() / w;
+    const auto* src = reinterpret_cast<const uint32_t*>(x.data());
+    auto* dst = reinterpret_cast<uint32_t*>(y.data());
+    parallel_for(rows, std::max<int64_t>(1, 16384 / w), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const uint32_t* s = src + r * w;
+        uint32_t* d = dst + r * 4 * w;  // input row r -> output rows 2r, 2r + 1
+        for (int64_t i = 0; i < w; ++i) {
+          const uint64_t v = s[i] | (uint64_t{s[i]} << 32);
+          std::memcpy(d + 2 * i, &v, sizeof v);
+        }
+        std::memcpy(d + 2 * w, d, static_cast<size_t>(2 * w) * sizeof(uint32_t));
+      }
+    });
+    return;
+  }
   auto table = identity_tables(x, y.shape);
   for (int d = x.rank() - 2; d < x.rank(); ++d)
     for (int64_t o = 0; o < y.shape[d]; ++o) table[d][o] = o / 2 * x.strides[d];
