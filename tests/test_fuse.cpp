@@ -89,6 +89,28 @@ TEST(Fuse, RegionFastPathsMatchTheReference) {
   expect_close(got, want, 1e-6, 1e-6);
 }
 
+// An f32 output of 16 MiB and more is streamed past the cache, the next blocks' inputs
+// prefetched: GELU's far tail (|x| > 1.3) and tanh's large arguments, NaN and ±inf included.
+TEST(Fuse, RegionStreamsLargeOutputs) {
+  const Backend& cpu = backend("cpu");
+  const int64_t n = (int64_t{4} << 20) + 7;
+  Graph g;
+  GraphBuilder b(g);
+  Value x = g.input(DType::F32, {n}), a = g.input(DType::F32, {n}), c = g.input(DType::F32, {n});
+  Value h = b.activation(ActivationKind::Gelu, b.add(b.mul(x, a), b.scalar(0.5, DType::F32)));
+  g.outputs = {b.activation(ActivationKind::Tanh, b.mul(h, c))};
+  Graph fused = fuse(legalize(g, cpu), cpu);
+  EXPECT_EQ(count(fused, OpKind::ElementwiseRegion), 1) << fused.to_string();
+  HostTensor xv = random_tensor(DType::F32, {n}, 5, -4, 4);
+  for (int64_t i = 0; i < n; i += 100003)
+    xv.set_f64(i, i % 3 == 0 ? NAN : i % 3 == 1 ? INFINITY : -INFINITY);
+  std::vector<HostTensor> args = {xv, random_tensor(DType::F32, {n}, 6, -2, 2),
+                                  random_tensor(DType::F32, {n}, 7, -8, 8)};
+  HostTensor got = run_graph(fused, cpu, args)[0];
+  HostTensor want = compile_for(g, backend("reference"))->run(args)[0];
+  expect_close(got, want, 1e-6, 1e-6);
+}
+
 TEST(Fuse, ValuesUsedTwiceOrGraphOutputsStayMaterialized) {
   const Backend& cpu = backend("cpu");
   Graph fused = fuse(legalize(branchy(DType::F32, 4, 8), cpu), cpu);

@@ -59,6 +59,19 @@ TEST(CpuNormalization, TrailingNormBroadcastAndLargeMean) {
   expect_parity(OpKind::LayerNorm, axis_attrs(-1), {cast_to(x, DType::F32)}, "mean 1000");
 }
 
+// Outputs of 16 MiB and more are streamed past the cache block by block: rows of 1027 start at
+// every alignment; rows of 2051 span three blocks.
+TEST(CpuNormalization, TrailingNormStreamsLargeOutputs) {
+  for (const Shape& s : {Shape{4100, 1027}, Shape{2050, 2051}}) {
+    const Shape tail = {s[1]};
+    HostTensor x = random_values(DType::F32, s, 11, -2, 3);
+    HostTensor g = random_values(DType::F32, tail, 12, 0.5, 1.5);
+    HostTensor b = random_values(DType::F32, tail, 13);
+    expect_parity(OpKind::LayerNorm, axis_attrs(-1), {x, g, b}, "streamed " + shape_str(s));
+    expect_parity(OpKind::RmsNorm, axis_attrs(-1), {x, g}, "streamed " + shape_str(s));
+  }
+}
+
 TEST(CpuNormalization, TrailingNormEmpty) {
   for (DType dt : {DType::F32, DType::F16})
     for (const Shape& s : {Shape{0, 16}, Shape{4, 0}, Shape{0}}) {

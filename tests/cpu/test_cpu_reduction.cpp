@@ -165,6 +165,18 @@ TEST(CpuReduction, SoftmaxAndLogSoftmax) {
         "broadcast");
 }
 
+// Outputs of 16 MiB and more are written with non-temporal stores from a staged row: rows of
+// 1027 start at every alignment (an unaligned head, a partial tail), one row has a NaN, one is
+// all -inf.
+TEST(CpuReduction, SoftmaxStreamsLargeOutputs) {
+  HostTensor x = data(DType::F32, {4100, 1027}, 21, -20, 20);
+  const double inf = std::numeric_limits<double>::infinity();
+  x.set_f64(5 * 1027 + 3, std::nan(""));
+  for (int64_t j = 0; j < 1027; ++j) x.set_f64(9 * 1027 + j, -inf);
+  check(OpKind::Softmax, Attrs(), {x}, "streamed rows");
+  check(OpKind::Softmax, Attrs().set("log", true), {x}, "streamed rows log");
+}
+
 TEST(CpuReduction, Scans) {
   std::vector<DType> types(std::begin(kFloatDTypes), std::end(kFloatDTypes));
   types.insert(types.end(), std::begin(kIntDTypes), std::end(kIntDTypes));

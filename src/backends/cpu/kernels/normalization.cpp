@@ -34,6 +34,14 @@ void trailing_norm(const Node& node, std::span<const HostTensor> in, std::span<H
   const ParamArray<T> beta(center ? optional_input(in, 2) : HostTensor{}, tail);
   const StridedView xv(x);
   const HostTensor& y = out[0];
+  // Outputs ≫ cache: each block normalized into ybuf (L1), then streamed past the cache.
+  // While a block streams out, the next row's block is requested (into L2), so that its
+  // statistics pass finds it there rather than stalling on memory after the stores.
+  const bool stream = y.dtype == kNative<T> && y.is_contiguous() &&
+                      y.numel() * static_cast<int64_t>(sizeof(T)) >= kStreamBytes;
+  const T* next = stream && x.dtype == kNative<T> && x.is_contiguous()
+                      ? reinterpret_cast<const T*>(x.data()) + inner
+                      : nullptr;
   parallel_for(outer, row_grain(inner), [&](int64_t r0, int64_t r1) {
     alignas(64) T xbuf[B], ybuf[B];
     for (int64_t r = r0; r < r1; ++r) {
@@ -46,11 +54,19 @@ void trailing_norm(const Node& node, std::span<const HostTensor> in, std::span<H
       const NormCoef<T> c(st, eps);
       for (int64_t k = 0; k < inner; k += B) {
         const int64_t len = std::min(B, inner - k);
-        T* yp = out_block(y, start + k, ybuf);
+        T* yp = stream ? ybuf : out_block(y, start + k, ybuf);
         normalize_block(read(xv, start + k, len, xbuf), yp, len, c, gamma.at(k), beta.at(k));
-        commit(y, start + k, yp, len);
+        if (stream)
+          store_row_stream<VecOf<T>>(reinterpret_cast<T*>(y.data()) + start + k, len,
+                                     [&](int64_t i) {
+                                       if (next) __builtin_prefetch(next + start + k + i, 0, 1);
+                                       return load<VecOf<T>>(ybuf + i);
+                                     });
+        else
+          commit(y, start + k, yp, len);
       }
     }
+    if (stream) stream_fence();
   });
 }
 

@@ -2,6 +2,7 @@
 // ArgMin, each along one axis of x viewed as [outer, n, inner].
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "backends/cpu/kernels/reduction_family.h"
 #include "ir/graph.h"
@@ -17,30 +18,31 @@ using namespace red;
 
 // ---------------------------------------------------------------------------------------------
 // Softmax: max, Σ e^(x - max), then scale; an all -inf row or one with NaN gives NaN (PyTorch).
+// The row version needs no NaN test of its own: the max skips NaN, but e^(NaN - m) makes the sum
+// NaN and with it the whole row (as does x - m for m = ±inf).
 
 template <class T>
-void softmax_row(const T* x, T* y, int64_t n, bool log) {
+void softmax_row(const T* x, T* y, int64_t n, bool log, T* tmp) {
   using V = VecOf<T>;
-  using M = decltype(V{} < V{});
   constexpr int L = kLanes<V>;
   const T ninf = -std::numeric_limits<T>::infinity();
-  V acc = splat<V>(ninf);
-  M nan{};
+  V acc0 = splat<V>(ninf), acc1 = acc0;
   int64_t i = 0;
+  for (; i + 2 * L <= n; i += 2 * L) {
+    V v0 = load<V>(x + i), v1 = load<V>(x + i + L);
+    acc0 = v0 > acc0 ? v0 : acc0;
+    acc1 = v1 > acc1 ? v1 : acc1;
+  }
   for (; i + L <= n; i += L) {
     V v = load<V>(x + i);
-    acc = v > acc ? v : acc;
-    nan |= v != v;
+    acc0 = v > acc0 ? v : acc0;
   }
   int rem = static_cast<int>(n - i);
   if (rem > 0) {
     V v = load_partial<V>(x + i, rem, ninf);
-    acc = v > acc ? v : acc;
-    nan |= v != v;
+    acc1 = v > acc1 ? v : acc1;
   }
-  T m = reduce_max(acc);
-  for (int l = 0; l < L; ++l)
-    if (nan[l]) m = std::numeric_limits<T>::quiet_NaN();
+  const T m = reduce_max(acc1 > acc0 ? acc1 : acc0);
   const V mv = splat<V>(m);
   double s;
   if (log) {
@@ -50,28 +52,44 @@ void softmax_row(const T* x, T* y, int64_t n, bool log) {
     if (rem > 0) store_partial(y + i, load_partial<V>(x + i, rem) - shift, rem);
     return;
   }
-  // e^(x - m) is written once and rescaled, saving a second exp per element.
+  // e^(x - m) is written once and rescaled, saving a second exp per element. Into `tmp` (a
+  // cache-resident row of the caller's, padded to whole vectors) when y is streamed, so that y is
+  // written once, past the cache; else into y.
+  T* e = tmp ? tmp : y;
   V s0{}, s1{};
   for (i = 0; i + 2 * L <= n; i += 2 * L) {
+    // Streaming: the next row is requested while this one computes (into L2; prefetches never
+    // fault, so running past the tensor's end is harmless).
+    if (tmp) {
+      __builtin_prefetch(x + n + i, 0, 1);
+      __builtin_prefetch(x + n + i + L, 0, 1);
+    }
     V e0 = vexp(load<V>(x + i) - mv), e1 = vexp(load<V>(x + i + L) - mv);
-    store(y + i, e0);
-    store(y + i + L, e1);
+    store(e + i, e0);
+    store(e + i + L, e1);
     s0 += e0;
     s1 += e1;
   }
   for (; i + L <= n; i += L) {
     V e0 = vexp(load<V>(x + i) - mv);
-    store(y + i, e0);
+    store(e + i, e0);
     s0 += e0;
   }
   if (i < n) {
     int r = static_cast<int>(n - i);
     V e0 = keep_first(vexp(load_partial<V>(x + i, r) - mv), r);
-    store_partial(y + i, e0, r);
+    if (tmp)
+      store(e + i, e0);
+    else
+      store_partial(e + i, e0, r);
     s1 += e0;
   }
   s = static_cast<double>(reduce_add(s0 + s1));
   const V inv = splat<V>(static_cast<T>(1.0 / s));
+  if (tmp) {
+    store_row_stream<V>(y, n, [&](int64_t k) { return load<V>(tmp + k) * inv; });
+    return;
+  }
   for (i = 0; i + L <= n; i += L) store(y + i, load<V>(y + i) * inv);
   if (i < n) {
     int r = static_cast<int>(n - i);
@@ -118,10 +136,16 @@ void softmax_typed(const HostTensor& xt, const HostTensor& yt, const AxisView& a
   OutBuf<T> y(yt);
   constexpr int L = kLanes<VecOf<T>>;
   if (a.inner == 1) {
+    // Outputs ≫ cache are streamed (rows up to 256 KB staged in a cache-resident buffer).
+    const bool stream = !log && xt.numel() * static_cast<int64_t>(sizeof(T)) >= kStreamBytes &&
+                        a.n * static_cast<int64_t>(sizeof(T)) <= (256 << 10);
     parallel_for(a.outer, std::max<int64_t>(1, kGrainElems / std::max<int64_t>(a.n, 1)),
                  [&](int64_t b, int64_t e) {
+                   std::vector<T> tmp(stream ? static_cast<size_t>(a.n + L) : 0);
                    for (int64_t o = b; o < e; ++o)
-                     softmax_row(x.p + o * a.n, y.p + o * a.n, a.n, log);
+                     softmax_row(x.p + o * a.n, y.p + o * a.n, a.n, log,
+                                 stream ? tmp.data() : nullptr);
+                   if (stream) stream_fence();
                  });
   } else {
     const int64_t tiles = (a.inner + L - 1) / L;
