@@ -80,6 +80,19 @@ inline constexpr int kLanes = kVectorBytes / static_cast<int>(sizeof(Lane<V>));
 inline constexpr int kLanesF = kLanes<Vf>;  // floats per vector
 inline constexpr int kLanesD = kLanes<Vd>;
 
+// Bit reinterpretation and lane-wise value conversion.
+template <class To, class From>
+inline To bitcast(From v) {
+  static_assert(sizeof(To) == sizeof(From));
+  To t;
+  std::memcpy(&t, &v, sizeof t);
+  return t;
+}
+template <class To, class From>
+inline To convert(From v) {
+  return __builtin_convertvector(v, To);
+}
+
 template <class V>
 inline V splat(Lane<V> x) {
   V v;  // not V{} + x: that turns -0.0 into +0.0
@@ -96,15 +109,35 @@ template <class V>
 inline void store(Lane<V>* p, V v) {
   std::memcpy(p, &v, sizeof v);
 }
-// The first n (< lanes) elements; the rest of the vector is `fill`.
+// The first n (< lanes) elements; the rest of the vector is `fill`. AVX-512 masks 4- and 8-byte
+// lanes (masked-off lanes never fault); the element loop elsewhere, which also keeps the vector
+// in memory, so that a kernel's main loop could end up reloading its constants from the stack.
 template <class V>
 inline V load_partial(const Lane<V>* p, int n, Lane<V> fill = 0) {
+#if defined(TESSEL_CPU_ISA_AVX512)
+  if constexpr (sizeof(Lane<V>) == 4) {
+    const __mmask16 k = static_cast<__mmask16>((1u << n) - 1);
+    return bitcast<V>(_mm512_mask_loadu_epi32(bitcast<__m512i>(splat<V>(fill)), k, p));
+  } else if constexpr (sizeof(Lane<V>) == 8) {
+    const __mmask8 k = static_cast<__mmask8>((1u << n) - 1);
+    return bitcast<V>(_mm512_mask_loadu_epi64(bitcast<__m512i>(splat<V>(fill)), k, p));
+  }
+#endif
   V v = splat<V>(fill);
   for (int i = 0; i < n; ++i) v[i] = p[i];
   return v;
 }
 template <class V>
 inline void store_partial(Lane<V>* p, V v, int n) {
+#if defined(TESSEL_CPU_ISA_AVX512)
+  if constexpr (sizeof(Lane<V>) == 4) {
+    _mm512_mask_storeu_epi32(p, static_cast<__mmask16>((1u << n) - 1), bitcast<__m512i>(v));
+    return;
+  } else if constexpr (sizeof(Lane<V>) == 8) {
+    _mm512_mask_storeu_epi64(p, static_cast<__mmask8>((1u << n) - 1), bitcast<__m512i>(v));
+    return;
+  }
+#endif
   for (int i = 0; i < n; ++i) p[i] = v[i];
 }
 // Lane i = base + i.
@@ -149,19 +182,6 @@ inline V max_nan(V a, V b) {
 template <class V>
 inline V min_nan(V a, V b) {
   return a != a ? a : (b != b ? b : (a < b ? a : b));
-}
-
-// Bit reinterpretation and lane-wise value conversion.
-template <class To, class From>
-inline To bitcast(From v) {
-  static_assert(sizeof(To) == sizeof(From));
-  To t;
-  std::memcpy(&t, &v, sizeof t);
-  return t;
-}
-template <class To, class From>
-inline To convert(From v) {
-  return __builtin_convertvector(v, To);
 }
 
 // Whether any lane of a comparison mask is set: lets a kernel skip a path no lane takes.

@@ -34,9 +34,10 @@ void trailing_norm(const Node& node, std::span<const HostTensor> in, std::span<H
   const ParamArray<T> beta(center ? optional_input(in, 2) : HostTensor{}, tail);
   const StridedView xv(x);
   const HostTensor& y = out[0];
-  // Outputs ≫ cache: each block normalized into ybuf (L1), then streamed past the cache.
-  // While a block streams out, the next row's block is requested (into L2), so that its
-  // statistics pass finds it there rather than stalling on memory after the stores.
+  // Outputs ≫ cache: each block is normalized into ybuf (L1), then streamed past the cache,
+  // requesting the next row's block meanwhile (into L2) so that its statistics pass finds it
+  // there. (Measured against normalizing straight into the stores, and against taking row
+  // r + 1's statistics before normalizing row r: both slower, by up to 25%.)
   const bool stream = y.dtype == kNative<T> && y.is_contiguous() &&
                       y.numel() * static_cast<int64_t>(sizeof(T)) >= kStreamBytes;
   const T* next = stream && x.dtype == kNative<T> && x.is_contiguous()
@@ -56,14 +57,18 @@ void trailing_norm(const Node& node, std::span<const HostTensor> in, std::span<H
         const int64_t len = std::min(B, inner - k);
         T* yp = stream ? ybuf : out_block(y, start + k, ybuf);
         normalize_block(read(xv, start + k, len, xbuf), yp, len, c, gamma.at(k), beta.at(k));
-        if (stream)
-          store_row_stream<VecOf<T>>(reinterpret_cast<T*>(y.data()) + start + k, len,
-                                     [&](int64_t i) {
-                                       if (next) __builtin_prefetch(next + start + k + i, 0, 1);
-                                       return load<VecOf<T>>(ybuf + i);
-                                     });
-        else
+        if (!stream) {
           commit(y, start + k, yp, len);
+          continue;
+        }
+        // By value: captured by reference, they are reloaded for every vector (a store to y
+        // might alias them).
+        const T* pf = next ? next + start + k : nullptr;
+        store_row_stream<VecOf<T>>(reinterpret_cast<T*>(y.data()) + start + k, len,
+                                   [yp, pf](int64_t i) {
+                                     if (pf) __builtin_prefetch(pf + i, 0, 1);
+                                     return load<VecOf<T>>(yp + i);
+                                   });
       }
     }
     if (stream) stream_fence();

@@ -87,7 +87,7 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, T* tmp) {
   s = static_cast<double>(reduce_add(s0 + s1));
   const V inv = splat<V>(static_cast<T>(1.0 / s));
   if (tmp) {
-    store_row_stream<V>(y, n, [&](int64_t k) { return load<V>(tmp + k) * inv; });
+    store_row_stream<V>(y, n, [tmp, inv](int64_t k) { return load<V>(tmp + k) * inv; });
     return;
   }
   for (i = 0; i + L <= n; i += L) store(y + i, load<V>(y + i) * inv);
