@@ -162,6 +162,24 @@ inline Lane<V> reduce_add(V v) {
   else
     return reduce_add<V, Step / 2>(v + xor_lanes<Step>(v, std::make_index_sequence<kLanes<V>>{}));
 }
+// NaN-propagating max / min, like PyTorch's maximum / minimum.
+template <class V>
+inline V max_nan(V a, V b) {
+  return a != a ? a : (b != b ? b : (a > b ? a : b));
+}
+template <class V>
+inline V min_nan(V a, V b) {
+  return a != a ? a : (b != b ? b : (a < b ? a : b));
+}
+// The largest lane, NaN if any lane is NaN: a tree, like reduce_add.
+template <class V, int Step = kLanes<V> / 2>
+inline Lane<V> reduce_max_nan(V v) {
+  if constexpr (Step == 0)
+    return v[0];
+  else
+    return reduce_max_nan<V, Step / 2>(
+        max_nan(v, xor_lanes<Step>(v, std::make_index_sequence<kLanes<V>>{})));
+}
 template <class V>
 inline Lane<V> reduce_max(V v) {
   Lane<V> s = v[0];
@@ -173,15 +191,6 @@ inline Lane<V> reduce_min(V v) {
   Lane<V> s = v[0];
   for (int i = 1; i < kLanes<V>; ++i) s = v[i] < s ? v[i] : s;
   return s;
-}
-// NaN-propagating max / min, like PyTorch's maximum / minimum.
-template <class V>
-inline V max_nan(V a, V b) {
-  return a != a ? a : (b != b ? b : (a > b ? a : b));
-}
-template <class V>
-inline V min_nan(V a, V b) {
-  return a != a ? a : (b != b ? b : (a < b ? a : b));
 }
 
 // Whether any lane of a comparison mask is set: lets a kernel skip a path no lane takes.

@@ -42,7 +42,7 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, T* tmp) {
     V v = load_partial<V>(x + i, rem, ninf);
     acc1 = v > acc1 ? v : acc1;
   }
-  const T m = reduce_max(acc1 > acc0 ? acc1 : acc0);
+  const T m = reduce_max_nan(acc1 > acc0 ? acc1 : acc0);  // a tree: no serial chain per row
   const V mv = splat<V>(m);
   double s;
   if (log) {
