@@ -55,7 +55,8 @@ const DType kAllTypes[] = {DType::F32,      DType::F64,    DType::F16, DType::BF
 struct Mnk {
   int64_t m, n, k;
 };
-// Around MR (6, 14), NR (16, 32, 64), kc (256) and the thread threshold; k = 0 and m = 0.
+// Around MR (6, 8, 14), NR (16, 24, 32, 48, 64), kc (160, 256) and the thread threshold; k = 0
+// and m = 0.
 const Mnk kSmall[] = {{1, 1, 1},     {1, 33, 17}, {15, 17, 33}, {14, 32, 256},
                       {29, 65, 257}, {6, 16, 7},  {13, 31, 64}, {3, 5, 0},
                       {0, 4, 5},     {4, 0, 3},   {33, 1, 40},  {65, 63, 1}};
@@ -74,6 +75,9 @@ TEST(CpuLinearAlgebra, MatMulLargeThreaded) {
   for (DType dt : {DType::F32, DType::F64, DType::BF16, DType::I32}) {
     HostTensor a = data(dt, {131, 300}, ++seed), b = data(dt, {300, 257}, ++seed);
     check(OpKind::MatMul, matmul_attrs(), {a, b}, 300, name("MatMul", dt, a.shape, b.shape), 1,
+          false);
+    HostTensor a2 = data(dt, {24, 333}, ++seed), b2 = data(dt, {333, 1000}, ++seed);
+    check(OpKind::MatMul, matmul_attrs(), {a2, b2}, 333, name("MatMul", dt, a2.shape, b2.shape), 1,
           false);
     HostTensor bt = data(dt, {257, 300}, ++seed);
     check(OpKind::MatMul, matmul_attrs(false, true), {a, bt}, 300,
@@ -274,6 +278,12 @@ TEST(CpuLinearAlgebra, FusedMatMulBiasActShapes) {
           Attrs().set("act", ActivationKind::Relu).set("transpose_b", true),
           {x, w, data(dt, {200}, ++seed)}, 300,
           name("FusedMatMulBiasAct big", dt, x.shape, w.shape));
+    // M = 128 on avx512: the 8-row tile, threads splitting the columns over the whole k loop
+    // (k spans three blocks, n ends in a partial panel).
+    HostTensor x2 = data(dt, {2, 64, 333}, ++seed), w2 = data(dt, {333, 1000}, ++seed);
+    check(OpKind::FusedMatMulBiasAct, Attrs().set("act", ActivationKind::Relu),
+          {x2, w2, data(dt, {1000}, ++seed)}, 333,
+          name("FusedMatMulBiasAct narrow", dt, x2.shape, w2.shape));
   }
 }
 
