@@ -259,6 +259,12 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
   using V = VecT<T>;
   constexpr int MR = Bk::MR, NR = Bk::NR, L = Bk::kL, NV = Bk::NV;
   V acc[MR][NV];
+  // C's lines are requested now, to be in L1 when the k loop ends (C ≫ L2 missed there).
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) {
+    __builtin_prefetch(c + i * ldc, 1, 3);
+    __builtin_prefetch(c + i * ldc + NR - 1, 1, 3);
+  }
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 4
