@@ -127,6 +127,45 @@ inline V broadcast(Lane<V> x) {
 }
 #endif
 
+#if defined(TESSEL_CPU_ISA_AVX512)
+// r[i] lane j -> r[j] lane i: pairs interleaved, then quads, then 128-bit lanes twice. (maskz
+// forms: GCC 12 warns on the undefined-source ones.)
+inline void transpose16(__m512 r[16]) {
+  __m512 t[16], u[16], v[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_maskz_unpacklo_ps(0xffff, r[i], r[i + 1]);
+    t[i + 1] = _mm512_maskz_unpackhi_ps(0xffff, r[i], r[i + 1]);
+  }
+  auto lo = [](__m512 a, __m512 b) {
+    return _mm512_castpd_ps(
+        _mm512_maskz_unpacklo_pd(0xff, _mm512_castps_pd(a), _mm512_castps_pd(b)));
+  };
+  auto hi = [](__m512 a, __m512 b) {
+    return _mm512_castpd_ps(
+        _mm512_maskz_unpackhi_pd(0xff, _mm512_castps_pd(a), _mm512_castps_pd(b)));
+  };
+  for (int i = 0; i < 16; i += 4) {
+    u[i] = lo(t[i], t[i + 2]);
+    u[i + 1] = hi(t[i], t[i + 2]);
+    u[i + 2] = lo(t[i + 1], t[i + 3]);
+    u[i + 3] = hi(t[i + 1], t[i + 3]);
+  }
+  // u[4g + e]: 128-bit lane L holds element 4L + e of rows 4g .. 4g + 3.
+  for (int e = 0; e < 4; ++e) {
+    v[e] = _mm512_maskz_shuffle_f32x4(0xffff, u[e], u[4 + e], 0x88);
+    v[4 + e] = _mm512_maskz_shuffle_f32x4(0xffff, u[e], u[4 + e], 0xdd);
+    v[8 + e] = _mm512_maskz_shuffle_f32x4(0xffff, u[8 + e], u[12 + e], 0x88);
+    v[12 + e] = _mm512_maskz_shuffle_f32x4(0xffff, u[8 + e], u[12 + e], 0xdd);
+  }
+  for (int e = 0; e < 4; ++e) {
+    r[e] = _mm512_maskz_shuffle_f32x4(0xffff, v[e], v[8 + e], 0x88);
+    r[8 + e] = _mm512_maskz_shuffle_f32x4(0xffff, v[e], v[8 + e], 0xdd);
+    r[4 + e] = _mm512_maskz_shuffle_f32x4(0xffff, v[4 + e], v[12 + e], 0x88);
+    r[12 + e] = _mm512_maskz_shuffle_f32x4(0xffff, v[4 + e], v[12 + e], 0xdd);
+  }
+}
+#endif
+
 // A[i0 .. i0+mc, p0 .. p0+kc] as MR×kc micro-panels: panel r holds rows r·MR.., element
 // (i, p) at [p·MR + i]; rows past mc are zero.
 template <class Bk, class T = typename Bk::Elem>
@@ -152,21 +191,25 @@ void pack_a(const GemmOperand& a, int64_t i0, int64_t mc, int64_t p0, int64_t kc
         for (int64_t p = 0; p < kc; ++p)
           for (int r = 0; r < MR; ++r) panel[p * MR + r] = s[p * a.cs + r];
       } else if (a.cs == 1) {
-        // Row-major A. On AVX-512 one gather per panel row takes the MR rows' element p (the
-        // rows' cache lines stay in L1 over 16 consecutive p); element-wise copies were 10% of
-        // a 1024³ GEMM and 16% of a conv-shaped one. Other ISAs (and the tail) copy elements.
+        // Row-major A. On AVX-512, 16 consecutive k of the MR rows at a time through a 16×16
+        // transpose in registers. (Element-wise copies were 10% of a 1024³ GEMM; one gather per
+        // panel row, which replaced them, was still 7% of the encoder layer on Zen 4, ~4 cycles
+        // an element.) Other ISAs (and the tail) copy elements.
         int64_t p = 0;
 #if defined(TESSEL_CPU_ISA_AVX512)
         if constexpr (sizeof(T) == 4)
-          if (rows == MR && a.rs * MR < (int64_t{1} << 29)) {
+          if (rows == MR) {
             constexpr __mmask16 rows_mask = (1u << MR) - 1;
-            const __m512i idx = _mm512_maskz_mullo_epi32(
-                rows_mask, _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                _mm512_set1_epi32(static_cast<int>(a.rs)));
-            for (; p < kc; ++p)
-              _mm512_mask_storeu_ps(
-                  panel + p * MR, rows_mask,
-                  _mm512_mask_i32gather_ps(_mm512_setzero_ps(), rows_mask, idx, s + p, 4));
+            for (; p + 16 <= kc; p += 16) {
+              __m512 r[16];
+#pragma GCC unroll 16
+              for (int i = 0; i < 16; ++i)
+                r[i] = i < MR ? _mm512_loadu_ps(s + i * a.rs + p) : _mm512_setzero_ps();
+              transpose16(r);
+#pragma GCC unroll 16
+              for (int j = 0; j < 16; ++j)
+                _mm512_mask_storeu_ps(panel + (p + j) * MR, rows_mask, r[j]);
+            }
           }
 #endif
         for (int r = 0; r < rows; ++r)
