@@ -234,9 +234,10 @@ inline void stream_fence() {
 // last-level cache, beyond which the next kernel would not find them in cache anyway.
 inline constexpr int64_t kStreamBytes = int64_t{16} << 20;
 
-// y[0, n) = f(i), f giving the vector of elements [i, i + lanes) (it may read past n in buffers
-// of its own): streamed from y's first vector-aligned element on, the head before it and the
-// partial tail stored plainly. The caller ends its run of rows with stream_fence().
+// y[0, n) = f(i), f giving the vector of elements [i, i + lanes): streamed from y's first
+// vector-aligned element on, the head before it and the partial tail stored plainly. f is called
+// at any i < n and reads [i, i + lanes), so a buffer it reads needs a vector of slack past n.
+// The caller ends its run of rows with stream_fence().
 template <class V, class F>
 inline void store_row_stream(Lane<V>* y, int64_t n, F f) {
   constexpr int L = kLanes<V>;

@@ -123,8 +123,11 @@ inline Vf vpow2i(Vi32 n) { return bitcast<Vf>((n + 127) << 23); }
 // Zen 4 / 5, where the divide bounded tanh and sigmoid.
 inline Vf vrcp(Vf d) {
 #if defined(TESSEL_CPU_ISA_AVX512)
-  Vf r = bitcast<Vf>(_mm512_maskz_rcp14_ps(0xffff, bitcast<__m512>(d)));
-  return r + r * (1.0f - d * r);
+  // The Newton step through explicit FMAs: 1 - d·r must round once, at every optimization level
+  // (at -O1 GCC does not contract, and the step's own rounding error reached the result).
+  const __m512 dv = bitcast<__m512>(d), r = _mm512_maskz_rcp14_ps(0xffff, dv);
+  const __m512 e = _mm512_fnmadd_ps(dv, r, _mm512_set1_ps(1.0f));
+  return bitcast<Vf>(_mm512_fmadd_ps(r, e, r));
 #else
   return 1.0f / d;
 #endif

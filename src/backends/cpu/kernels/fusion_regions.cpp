@@ -275,7 +275,8 @@ void kernel_elementwise_region(const Node& node, std::span<const HostTensor> in,
   const bool stream = direct_out && n * static_cast<int64_t>(sizeof(float)) >= kStreamBytes;
   parallel_for(blocks, std::max<int64_t>(1, 64 / std::max<int64_t>(cost, 1)),
                [&](int64_t b0, int64_t b1) {
-                 std::vector<float> buf(static_cast<size_t>(plan.slots) * kBlock);
+                 // One vector of slack: a streamed block reads its last vector past `len`.
+                 std::vector<float> buf(static_cast<size_t>(plan.slots) * kBlock + kLanesF);
                  // Where each slot's block is: its buffer, or a direct leaf's memory.
                  std::vector<const float*> at(static_cast<size_t>(plan.slots));
                  const float* args[3];

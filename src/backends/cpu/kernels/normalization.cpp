@@ -44,7 +44,9 @@ void trailing_norm(const Node& node, std::span<const HostTensor> in, std::span<H
                       ? reinterpret_cast<const T*>(x.data()) + inner
                       : nullptr;
   parallel_for(outer, row_grain(inner), [&](int64_t r0, int64_t r1) {
-    alignas(64) T xbuf[B], ybuf[B];
+    // ybuf is a vector longer than a block: a streamed block whose head was peeled to align y
+    // reads its last vector past `len`.
+    alignas(64) T xbuf[B], ybuf[B + kLanes<VecOf<T>>];
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t start = r * inner;
       RowStats<T> st{.center = center};
