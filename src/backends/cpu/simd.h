@@ -109,9 +109,10 @@ template <class V>
 inline void store(Lane<V>* p, V v) {
   std::memcpy(p, &v, sizeof v);
 }
-// The first n (< lanes) elements; the rest of the vector is `fill`. AVX-512 masks 4- and 8-byte
-// lanes (masked-off lanes never fault); the element loop elsewhere, which also keeps the vector
-// in memory, so that a kernel's main loop could end up reloading its constants from the stack.
+// The first n (< lanes) elements; the rest of the vector is `fill`. On AVX-512, 4- and 8-byte
+// lanes go through masked loads / stores (masked-off lanes never fault). The element loop, used
+// elsewhere, puts the vector in memory, and kernels whose loops contained one were compiled to
+// reload their constants from the stack on every iteration.
 template <class V>
 inline V load_partial(const Lane<V>* p, int n, Lane<V> fill = 0) {
 #if defined(TESSEL_CPU_ISA_AVX512)
