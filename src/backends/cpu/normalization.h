@@ -265,43 +265,33 @@ struct NormCoef {
 
 // y = ((x - hi) - lo) · inv · g + b over n elements; g, b per element, either may be null.
 template <class T>
-struct Normalizer {
-  using V = VecOf<T>;
-  static constexpr int L = kLanes<V>;
-  V hi, lo, inv;
-  const T *g, *b;
-  Normalizer(NormCoef<T> c, const T* gamma, const T* beta)
-      : hi(splat<V>(c.hi)), lo(splat<V>(c.lo)), inv(splat<V>(c.inv)), g(gamma), b(beta) {}
-  // Elements [i, i + m) of x normalized (m <= L; lanes past m hold zeros normalized).
-  V at(const T* x, int64_t i, int m) const {
-    auto ld = [&](const T* p) { return m == L ? load<V>(p + i) : load_partial<V>(p + i, m); };
-    V r = ((ld(x) - hi) - lo) * inv;
-    if (g) r *= ld(g);
-    if (b) r += ld(b);
-    return r;
-  }
-};
-
-template <class T>
 void normalize_block(const T* x, T* y, int64_t n, NormCoef<T> c, const T* g, const T* b) {
   using V = VecOf<T>;
   constexpr int L = kLanes<V>;
-  const Normalizer<T> nz(c, g, b);
+  const V hi = splat<V>(c.hi), lo = splat<V>(c.lo), inv = splat<V>(c.inv);
+  auto one = [&](int64_t i, int m) {
+    V v = (m == L ? load<V>(x + i) : load_partial<V>(x + i, m));
+    V r = ((v - hi) - lo) * inv;
+    if (g) r *= (m == L ? load<V>(g + i) : load_partial<V>(g + i, m));
+    if (b) r += (m == L ? load<V>(b + i) : load_partial<V>(b + i, m));
+    if (m == L)
+      store(y + i, r);
+    else
+      store_partial(y + i, r, m);
+  };
   int64_t i = 0;
-  // The common cases as their own loops, free of the per-vector tests.
   if (g && b) {
     for (; i + L <= n; i += L) {
-      V r = ((load<V>(x + i) - nz.hi) - nz.lo) * nz.inv;
+      V r = ((load<V>(x + i) - hi) - lo) * inv;
       store(y + i, r * load<V>(g + i) + load<V>(b + i));
     }
-  } else if (!g && !b) {
-    for (; i + L <= n; i += L) store(y + i, ((load<V>(x + i) - nz.hi) - nz.lo) * nz.inv);
+  } else if (g) {
+    for (; i + L <= n; i += L) store(y + i, ((load<V>(x + i) - hi) - lo) * inv * load<V>(g + i));
+  } else if (!b) {
+    for (; i + L <= n; i += L) store(y + i, ((load<V>(x + i) - hi) - lo) * inv);
   }
-  for (; i + L <= n; i += L) store(y + i, nz.at(x, i, L));
-  if (i < n) {
-    const int m = static_cast<int>(n - i);
-    store_partial(y + i, nz.at(x, i, m), m);
-  }
+  for (; i + L <= n; i += L) one(i, L);
+  if (i < n) one(i, static_cast<int>(n - i));
 }
 
 // y = ((x - hi) - lo) · a + b with scalar a (inv · gamma) and b.

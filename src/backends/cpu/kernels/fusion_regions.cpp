@@ -21,7 +21,7 @@ TESSEL_ISA_BEGIN
 namespace {
 
 constexpr int64_t kBlock = 512;
-constexpr int64_t kDist = 2;
+constexpr int64_t kDist = 2;  // blocks ahead that direct inputs are prefetched
 constexpr int kMaxRank = 16;
 
 bool computes_in_f32(DType t) {
@@ -292,9 +292,9 @@ void kernel_elementwise_region(const Node& node, std::span<const HostTensor> in,
                      if (l.direct) {
                        const float* p = reinterpret_cast<const float*>(l.view.data()) + start;
                        at[l.slot] = p;
-                       // The next block's lines are requested now, so that memory works while
-                       // this block computes (the hardware prefetcher alone left the first
-                       // step stalled on its loads: 80% of its samples).
+                       // The lines of the block kDist ahead are requested now, so that memory
+                       // works while this block computes (the hardware prefetcher alone left
+                       // the first step stalled on its loads: 80% of its samples).
                        const int64_t from = start + kDist * kBlock;
                        const int64_t ahead = std::min(kBlock, n - from);
                        for (int64_t i = 0; i < ahead; i += 64 / sizeof(float))
@@ -318,7 +318,7 @@ void kernel_elementwise_region(const Node& node, std::span<const HostTensor> in,
                    if (stream) {
                      const float* r = at[plan.slot[result.node]];
                      store_row_stream<Vf>(reinterpret_cast<float*>(y.data()) + start, len,
-                                          [&](int64_t i) { return load<Vf>(r + i); });
+                                          [r](int64_t i) { return load<Vf>(r + i); });
                    } else if (!direct_out)
                      from_f32(at[plan.slot[result.node]], y.data() + start * dtype_size(y.dtype),
                               y.dtype, 1, len);

@@ -450,7 +450,6 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
       }
       parallel_for(units, threads == 1 ? units : 1, [&](int64_t u0, int64_t u1) {
         T* pa = static_cast<T*>(t_pack_a.get(static_cast<size_t>(mc_max * kc) * sizeof(T)));
-        int64_t packed_rb = -1;  // the row block in pa: consecutive units of one reuse it
         for (int64_t u = u0; u < u1; ++u) {
           const int64_t rb = u % row_blocks, ch = u / row_blocks;
           const int64_t i0 = rb * row_panels / row_blocks * MR;
@@ -466,8 +465,7 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
           } else {
             part.packed += c0 * kc;
           }
-          if (rb != packed_rb) pack_a<Bk>(a, i0, mc, pc, kc, pa);
-          packed_rb = rb;
+          pack_a<Bk>(a, i0, mc, pc, kc, pa);
           T* ct = c + i0 * ldc + jc + c0;
           macro_kernel<Bk>(mc, c1 - c0, kc, pa, part, ct, ldc, acc);
           if (last && ep != nullptr)
