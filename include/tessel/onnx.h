@@ -6,6 +6,9 @@
 // dynamic dimensions resolve per call; the lazy graph is compiled (cached by structure) and run
 // there. Values that ops need on the host (a Reshape's target shape, a Loop's trip count) are
 // evaluated on that same device: nothing runs on another backend behind the caller's back.
+// Runs with an input signature (device, dtypes, shapes) seen before replay the graph traced and
+// compiled on its first run, unless interpreting it needed input values on the host; those
+// models are interpreted on every run.
 //
 // ONNX values that are not tensors (sequences, optionals, string tensors) are importer-level
 // Values; ops that compute on them are lowered onto tensors where they can be.

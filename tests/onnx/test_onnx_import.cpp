@@ -46,6 +46,71 @@ TEST(OnnxImport, RunsAModelAndBindsDynamicDimensionsPerCall) {
   }
 }
 
+// Runs after the first of an input signature replay a traced graph: new input values must be
+// bound each time (a trace that captured the first run's input would repeat its answer).
+TEST(OnnxImport, RepeatedRunsOfOneSignatureBindEachRunsInputs) {
+  Model m = Model::parse(bytes_of(add_relu_model()));
+  const float w[3] = {1, -2, 0.5};
+  for (int run = 0; run < 4; ++run) {
+    std::vector<float> xs;
+    for (int i = 0; i < 6; ++i) xs.push_back(static_cast<float>(i * (run + 1)) - 3);
+    Tensor x = Tensor::from_vector(xs, {2, 3}, DType::F32, "cpu");
+    std::vector<double> y = m.run({Value(x)})[0].tensor.to_f64();
+    for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(y[i], std::max(0.0f, xs[i] + w[i % 3])) << run;
+  }
+}
+
+// A model whose interpretation reads input values on the host (Reshape's target shape, NonZero's
+// count) cannot be replayed from a trace: each run must see its own values, though the input
+// signature is the same.
+TEST(OnnxImport, DataDependentShapesAreRecomputedEveryRun) {
+  pb::ModelProto p = model();
+  auto* g = p.mutable_graph();
+  *g->add_input() = tensor_info("x", pb::TensorProto::FLOAT, {6});
+  *g->add_input() = tensor_info("s", pb::TensorProto::INT64, {2});
+  *g->add_output() = tensor_info("y", pb::TensorProto::FLOAT, {-1, -1});
+  *g->add_output() = tensor_info("nz", pb::TensorProto::INT64, {1, -1});
+  *g->add_node() = node("Reshape", {"x", "s"}, {"y"});
+  *g->add_node() = node("NonZero", {"x"}, {"nz"});
+  Model m = Model::parse(bytes_of(p));
+  const std::vector<std::vector<int64_t>> shapes = {{2, 3}, {3, 2}, {1, 6}, {2, 3}};
+  for (size_t run = 0; run < shapes.size(); ++run) {
+    std::vector<float> xs(6, 0.0f);
+    for (size_t i = 0; i <= run; ++i) xs[i] = 1.0f + static_cast<float>(i);
+    Tensor x = Tensor::from_vector(xs, {6}, DType::F32, "cpu");
+    Tensor s = Tensor::from_vector(shapes[run], {2}, DType::I64, "cpu");
+    std::vector<Value> out = m.run(std::vector<Value>{Value(x), Value(s)});
+    EXPECT_EQ(out[0].tensor.shape(), (Shape{shapes[run][0], shapes[run][1]})) << run;
+    EXPECT_EQ(out[0].tensor.to_f64(), std::vector<double>(xs.begin(), xs.end())) << run;
+    ASSERT_EQ(out[1].tensor.shape(), (Shape{1, static_cast<int64_t>(run + 1)})) << run;
+    for (size_t i = 0; i <= run; ++i) EXPECT_EQ(out[1].tensor.data().get_i64(i), int64_t(i));
+  }
+}
+
+// A sequence output is not traced; its runs are interpreted and still see each run's inputs.
+TEST(OnnxImport, ModelsWithSequenceOutputsRunRepeatedly) {
+  pb::ModelProto p = model();
+  auto* g = p.mutable_graph();
+  *g->add_input() = tensor_info("x", pb::TensorProto::FLOAT, {2});
+  pb::ValueInfoProto seq;
+  seq.set_name("q");
+  seq.mutable_type()
+      ->mutable_sequence_type()
+      ->mutable_elem_type()
+      ->mutable_tensor_type()
+      ->set_elem_type(pb::TensorProto::FLOAT);
+  *g->add_output() = seq;
+  *g->add_node() = node("Neg", {"x"}, {"n"});
+  *g->add_node() = node("SequenceConstruct", {"x", "n"}, {"q"});
+  Model m = Model::parse(bytes_of(p));
+  for (float v : {1.0f, 2.5f, -4.0f}) {
+    Tensor x = Tensor::from_vector(std::vector<float>{v, 2 * v}, {2}, DType::F32, "cpu");
+    std::vector<Value> out = m.run({Value(x)});
+    ASSERT_EQ(out[0].elements.size(), 2u);
+    EXPECT_EQ(out[0].elements[1].tensor.to_f64(), (std::vector<double>{-v, -2.0 * v}));
+  }
+}
+
 TEST(OnnxImport, WrongInputShapeDTypeOrCountIsAClearError) {
   Model m = Model::parse(bytes_of(add_relu_model()));
   auto run = [&](Tensor t) { m.run({Value(t)}); };

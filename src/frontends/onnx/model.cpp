@@ -2,6 +2,7 @@
 // supported, every literal decodable), input binding and running.
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <unordered_set>
@@ -189,8 +190,45 @@ struct Checker {
 
 }  // namespace
 
+namespace {
+// Set by the traced function when its interpretation finished: an error after it (compiling,
+// running) is the run's own, one before it may mean only that the signature cannot be traced.
+thread_local bool trace_finished = false;
+
+Function traced_model(const ModelState* m) {
+  return compile([m](const std::vector<Tensor>& args) {
+    std::vector<Value> inputs(args.begin(), args.end());
+    RunState run{m, args.at(0).device()};
+    std::vector<Value> outs = run_graph(m->proto.graph(), inputs, nullptr, run, m->opsets);
+    std::vector<Tensor> tensors;
+    for (const Value& v : outs) {
+      if (!v.is_tensor() || !v.tensor.defined())
+        throw_error(ErrorKind::Unsupported, "[onnx] an output that is not a tensor is not traced");
+      tensors.push_back(v.tensor);
+    }
+    trace_finished = true;
+    return tensors;
+  });
+}
+
+std::string signature(const std::vector<Value>& inputs, const std::string& device) {
+  std::string s = device;
+  for (const Value& v : inputs)
+    s += std::string(";") + dtype_name(v.tensor.dtype()) + shape_str(v.tensor.shape());
+  return s;
+}
+}  // namespace
+
+// Runs of one input signature (device, dtypes, shapes) after the first replay one traced,
+// compiled graph: the model is interpreted once onto placeholders (`compile`), and later runs
+// only bind the inputs and execute. A model whose interpretation needs input-derived values on
+// the host (a data-dependent Reshape, a Loop's trip count, NonZero's count) cannot be traced:
+// lowering such a value throws, and that signature is interpreted on every run instead.
 struct Model::Impl {
   ModelState state;
+  Function traced{traced_model(&state)};
+  mutable std::mutex mu;
+  mutable std::set<std::string> untraceable;  // signatures interpreted on every run
 };
 
 Model Model::parse(std::span<const uint8_t> bytes, const std::string& base_dir) {
@@ -329,6 +367,29 @@ std::vector<Value> Model::run(const std::vector<Value>& inputs, const RunOptions
       throw_error(ErrorKind::Device, "[onnx] input '", m.inputs[i].name, "' is on device '",
                   inputs[i].tensor.device(), "', the run on '", options.device,
                   "' (move it with to())");
+  }
+  bool tensors_in = !inputs.empty();
+  for (const Value& v : inputs) tensors_in = tensors_in && v.is_tensor() && v.tensor.defined();
+  if (options.evaluate && tensors_in) {
+    const std::string sig = signature(inputs, options.device);
+    bool traceable;
+    {
+      std::lock_guard<std::mutex> lock(impl_->mu);
+      traceable = !impl_->untraceable.count(sig);
+    }
+    if (traceable) {
+      std::vector<Tensor> args;
+      for (const Value& v : inputs) args.push_back(v.tensor);
+      trace_finished = false;
+      try {
+        std::vector<Tensor> outs = impl_->traced(args);
+        return std::vector<Value>(outs.begin(), outs.end());
+      } catch (const Error&) {
+        if (trace_finished) throw;
+        std::lock_guard<std::mutex> lock(impl_->mu);
+        impl_->untraceable.insert(sig);
+      }
+    }
   }
   RunState run{&m, options.device};
   std::vector<Value> outs = run_graph(m.proto.graph(), inputs, nullptr, run, m.opsets);
