@@ -240,7 +240,8 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   if (!r.profile.empty()) {
     // Profile the graph the outputs come from: interpret once more without evaluating, lower
-    // the lazy outputs to one graph, and time each op of its compiled form.
+    // the lazy outputs to one graph with the weights as constants (as a traced run compiles
+    // it), and time each op of its compiled form.
     onnx::RunOptions lazy{r.device, /*evaluate=*/false};
     std::vector<onnx::Value> pending = model.run(on_device(inputs, r.device), lazy);
     std::vector<Tensor> targets;
@@ -249,7 +250,7 @@ int cmd_run(const std::vector<std::string>& args) {
     if (targets.empty()) {
       std::cout << "profile: every output was computed while interpreting; nothing to profile\n";
     } else {
-      detail::Lowered lowered = detail::lower(targets, false);
+      detail::Lowered lowered = detail::lower(targets, /*captured_as_constants=*/true);
       ProfileReport rep =
           profile(lowered.graph, backend(r.device), lowered.args, std::max(r.repeat, 3));
       write_trace(r.profile, rep, r.model);
