@@ -111,12 +111,40 @@ TEST(Fuse, RegionStreamsLargeOutputs) {
   expect_close(got, want, 1e-6, 1e-6);
 }
 
-TEST(Fuse, ValuesUsedTwiceOrGraphOutputsStayMaterialized) {
+TEST(Fuse, ValuesUsedOutsideTheirChainStayMaterialized) {
   const Backend& cpu = backend("cpu");
   Graph fused = fuse(legalize(branchy(DType::F32, 4, 8), cpu), cpu);
-  // `a` is a graph output used by three nodes and `d` is used twice, so both are materialized:
-  // regions {neg, exp}, {mul, add, gelu} and {compare, clamp, where}.
-  EXPECT_EQ(count(fused, OpKind::ElementwiseRegion), 3) << fused.to_string();
+  // `a` is a graph output used by three nodes, so it is materialized; `d` is used twice, both
+  // times by the chain after it, so it is not: regions {neg, exp} and {mul, add, gelu, compare,
+  // clamp, where}.
+  EXPECT_EQ(count(fused, OpKind::ElementwiseRegion), 2) << fused.to_string();
+}
+
+// A value used several times, every time inside one chain, stays inside its region: an affine
+// map feeding HardSwish written out (x' * clamp(x' + 3, 0, 6) / 6, x' used twice), then another
+// affine map whose scale is used by two chains (so it stays outside both).
+TEST(Fuse, ValuesUsedTwiceInsideOneChainFuse) {
+  const Backend& cpu = backend("cpu");
+  const int64_t n = 2 * 1024 + 5;
+  Graph g;
+  GraphBuilder b(g);
+  Value x = g.input(DType::F32, {3, n}), s = g.input(DType::F32, {1});
+  Value t = b.exp(b.neg(s));  // [1], used by both chains: stays outside them
+  Value a = b.add(b.mul(t, x), b.scalar(0.25, DType::F32));
+  Value h =
+      b.div(b.mul(a, b.clamp(b.add(a, b.scalar(3, DType::F32)), 0, 6)), b.scalar(6, DType::F32));
+  Value y = b.sub(b.mul(h, h), t);  // h used twice by one node
+  g.outputs = {y, b.mul(t, x)};
+  Graph fused = fuse(legalize(g, cpu), cpu);
+  verify(fused, "fuse");
+  // Regions {neg, exp} and the whole chain from t * x to y; t * x alone is the second output.
+  EXPECT_EQ(count(fused, OpKind::ElementwiseRegion), 2) << fused.to_string();
+  EXPECT_EQ(count(fused, OpKind::Binary) + count(fused, OpKind::Clamp), 1) << fused.to_string();
+  std::vector<HostTensor> args = {random_tensor(DType::F32, {3, n}, 8, -9, 9),
+                                  random_tensor(DType::F32, {1}, 9, -1, 1)};
+  std::vector<HostTensor> got = run_graph(fused, cpu, args);
+  std::vector<HostTensor> want = compile_for(g, backend("reference"))->run(args);
+  for (size_t i = 0; i < want.size(); ++i) expect_close(got[i], want[i], 1e-6, 1e-6);
 }
 
 TEST(Fuse, NothingFusesIntoKindsTheBackendDoesNotRunNatively) {

@@ -3,8 +3,9 @@
 //  1. GEMM epilogues: MatMul(x, w[K,N]) -> Add(bias[N]) -> Activation becomes one
 //     FusedMatMulBiasAct (bias and activation each optional), so the epilogue is applied to each
 //     output tile while it is in registers.
-//  2. Elementwise chains: connected elementwise nodes whose intermediate values have one use
-//     become one ElementwiseRegion whose body holds the chain; the region runs as one loop.
+//  2. Elementwise chains: connected elementwise nodes whose intermediate values are used only
+//     inside the chain become one ElementwiseRegion whose body holds it; the region runs as one
+//     loop.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -155,6 +156,31 @@ Graph fuse(const Graph& g, const Backend& backend) {
       if (member[v.node] && uses[v.node] == 1 && g.node(v.node).outputs.size() == 1 &&
           g.type(v).shape == n.outputs[0].shape)
         groups.join(v.node, n.id);
+  }
+  // A member used more than once joins too when every use is by members of one group (x in
+  // x * relu6(x + 3) / 6): its value then never leaves the group. Joining can put the uses of
+  // another value into one group, so repeat until nothing changes.
+  std::vector<std::vector<int>> consumers(g.size());
+  for (const Node& n : g.nodes())
+    for (Value v : n.inputs)
+      if (v.valid()) consumers[v.node].push_back(n.id);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const Node& n : g.nodes()) {
+      const std::vector<int>& cs = consumers[n.id];
+      if (!member[n.id] || uses[n.id] < 2 || static_cast<int>(cs.size()) != uses[n.id] ||
+          n.outputs.size() != 1)
+        continue;  // not a member, used once (joined above), or a graph output
+      const int group = groups.find(cs[0]);
+      if (groups.find(n.id) == group) continue;
+      bool one_group = true;
+      for (int c : cs)
+        one_group = one_group && member[c] && groups.find(c) == group &&
+                    g.node(c).outputs[0].shape == n.outputs[0].shape;
+      if (!one_group) continue;
+      groups.join(n.id, cs[0]);
+      changed = true;
+    }
   }
   std::vector<int> group_size(g.size(), 0);
   for (const Node& n : g.nodes())

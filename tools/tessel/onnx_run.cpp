@@ -240,19 +240,27 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   if (!r.profile.empty()) {
     // Profile the graph the outputs come from: interpret once more without evaluating, lower
-    // the lazy outputs to one graph with the weights as constants (as a traced run compiles
-    // it), and time each op of its compiled form.
+    // the lazy outputs to one graph with the model's inputs as its inputs and the weights as
+    // constants (as a traced run compiles it), and time each op of its compiled form.
     onnx::RunOptions lazy{r.device, /*evaluate=*/false};
-    std::vector<onnx::Value> pending = model.run(on_device(inputs, r.device), lazy);
+    std::vector<onnx::Value> bound = on_device(inputs, r.device);
+    std::vector<onnx::Value> pending = model.run(bound, lazy);
+    std::vector<Tensor> placeholders;
+    std::vector<HostTensor> args;
+    for (const auto& v : bound)
+      if (v.is_tensor()) {
+        placeholders.push_back(v.tensor);
+        args.push_back(v.tensor.data());
+      }
     std::vector<Tensor> targets;
     for (const auto& v : pending)
       if (v.is_tensor() && !v.tensor.is_evaluated()) targets.push_back(v.tensor);
     if (targets.empty()) {
       std::cout << "profile: every output was computed while interpreting; nothing to profile\n";
     } else {
-      detail::Lowered lowered = detail::lower(targets, /*captured_as_constants=*/true);
-      ProfileReport rep =
-          profile(lowered.graph, backend(r.device), lowered.args, std::max(r.repeat, 3));
+      detail::Lowered lowered =
+          detail::lower(targets, /*captured_as_constants=*/true, placeholders);
+      ProfileReport rep = profile(lowered.graph, backend(r.device), args, std::max(r.repeat, 3));
       write_trace(r.profile, rep, r.model);
       std::printf("profile: %zu ops, %.3f ms per run; trace written to %s\n", rep.ops.size(),
                   rep.seconds_per_run * 1e3, r.profile.c_str());
