@@ -27,12 +27,25 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_rs, int
 void gemm_f64(int64_t m, int64_t n, int64_t k, const double* a, int64_t a_rs, int64_t a_cs,
               const double* b, int64_t b_rs, int64_t b_cs, double beta, double* c, int64_t ldc);
 
+// A B operand whose owner writes its packed panels (an implicit-GEMM convolution packs straight
+// from its input: no im2col matrix is written and read back). pack(ctx, p0, kc, j0, nc, nr, dst)
+// writes rows [p0, p0+kc) × columns [j0, j0+nc) of B in the compute type as kc×nr micro-panels:
+// column j0 + j, row p0 + p at dst[(j / nr)·nr·kc + p·nr + j % nr], the last panel's columns
+// past nc zero.
+struct GemmPanels {
+  void (*pack)(const void* ctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc, int nr,
+               void* dst) = nullptr;
+  const void* ctx = nullptr;
+};
+
 // A matrix operand of any float dtype but c64: element (i, j) is at element offset i·rs + j·cs
-// from `data` (strides may be 0 or negative). Packing converts it to the compute type.
+// from `data` (strides may be 0 or negative). Packing converts it to the compute type. A B
+// operand may instead come as `panels` (data, dtype and strides are then not read).
 struct GemmOperand {
   const void* data = nullptr;
   DType dtype = DType::F32;
   int64_t rs = 0, cs = 0;
+  const GemmPanels* panels = nullptr;
 };
 
 // Applied to C after the full sum, in this order: C += bias (per column, contiguous [n]);

@@ -61,44 +61,80 @@ ConvGeo conv_geo(const Attrs& a, const Shape& x, const Shape& w, const Shape& y)
   return g;
 }
 
+namespace {
+// The tap of im2col row r: channel c, kernel offsets kd, kh, kw; along the output row, the
+// input column of output column ow is ow·stride + off, in bounds for ow in [lo, hi).
+struct Tap {
+  int64_t c, kd, kh, kw, off, lo, hi;
+};
+Tap tap_of(const ConvGeo& g, int64_t r) {
+  const Window3& w = g.w;
+  const int64_t t = r % g.KK;
+  Tap tap{r / g.KK, t / (w.k[1] * w.k[2]), t / w.k[2] % w.k[1], t % w.k[2], 0, 0, 0};
+  tap.off = tap.kw * w.dil[2] - w.pad[2];
+  valid_range(w.out[2], w.in[2], w.stride[2], w.pad[2], tap.kw * w.dil[2], tap.lo, tap.hi);
+  return tap;
+}
+
+// Where tap `t` of output positions (od, oh, ow .. ow+len) (one output row) reads x: positions
+// [a, b) read src[a .. b) (src: the row, shifted by the tap's offset; null when the window's row
+// lies in the padding); the others read padding.
+template <class T>
+struct RowSpan {
+  const T* src;
+  int64_t a, b;
+};
+template <class T>
+inline RowSpan<T> window_span(const ConvGeo& g, const T* xg, const Tap& t, int64_t od, int64_t oh,
+                              int64_t ow, int64_t len) {
+  const Window3& w = g.w;
+  const int64_t id = od * w.stride[0] - w.pad[0] + t.kd * w.dil[0];
+  const int64_t ih = oh * w.stride[1] - w.pad[1] + t.kh * w.dil[1];
+  if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) return {nullptr, ow, ow};
+  const int64_t a = std::clamp(t.lo, ow, ow + len), b = std::clamp(t.hi, a, ow + len);
+  return {xg + t.c * g.X + (id * w.in[1] + ih) * w.in[2] + t.off, a, b};
+}
+
+// d[0 .. len) = x at tap `t` of output positions (od, oh, ow .. ow+len), zero in the padding.
+template <class T>
+void window_run(const ConvGeo& g, const T* xg, const Tap& t, int64_t od, int64_t oh, int64_t ow,
+                int64_t len, T* d) {
+  const RowSpan<T> r = window_span(g, xg, t, od, oh, ow, len);
+  if (r.src == nullptr) return std::fill(d, d + len, T(0));
+  std::fill(d, d + (r.a - ow), T(0));
+  if (g.w.stride[2] == 1)
+    std::copy(r.src + r.a, r.src + r.b, d + (r.a - ow));
+  else
+    for (int64_t o = r.a; o < r.b; ++o) d[o - ow] = r.src[o * g.w.stride[2]];
+  std::fill(d + (r.b - ow), d + len, T(0));
+}
+
+// Calls f(offset, od, oh, ow, len) for the runs of output positions [p0, p1) along output rows.
+template <class F>
+void position_runs(const Window3& w, int64_t p0, int64_t p1, F&& f) {
+  int64_t ow = p0 % w.out[2], oh = p0 / w.out[2] % w.out[1], od = p0 / (w.out[2] * w.out[1]);
+  for (int64_t p = p0; p < p1;) {
+    const int64_t len = std::min(w.out[2] - ow, p1 - p);
+    f(p - p0, od, oh, ow, len);
+    p += len;
+    ow = 0;
+    if (++oh == w.out[1]) {
+      oh = 0;
+      ++od;
+    }
+  }
+}
+}  // namespace
+
 template <class T>
 void im2col_rows(const ConvGeo& g, const T* xg, int64_t p0, int64_t p1, int64_t r0, int64_t r1,
                  T* col, int64_t ldc) {
-  const Window3& w = g.w;
   for (int64_t r = r0; r < r1; ++r) {
-    int64_t c = r / g.KK, tap = r % g.KK;
-    int64_t kd = tap / (w.k[1] * w.k[2]), kh = tap / w.k[2] % w.k[1], kw = tap % w.k[2];
-    const T* plane = xg + c * g.X;
+    const Tap t = tap_of(g, r);
     T* dst = col + (r - r0) * ldc;
-    int64_t off = kw * w.dil[2] - w.pad[2];
-    int64_t lo, hi;
-    valid_range(w.out[2], w.in[2], w.stride[2], w.pad[2], kw * w.dil[2], lo, hi);
-    int64_t p = p0;
-    int64_t ow = p % w.out[2], oh = p / w.out[2] % w.out[1], od = p / (w.out[2] * w.out[1]);
-    while (p < p1) {
-      int64_t seg = std::min(w.out[2] - ow, p1 - p);
-      T* d = dst + (p - p0);  // d[0] is position p, output column ow
-      int64_t id = od * w.stride[0] - w.pad[0] + kd * w.dil[0];
-      int64_t ih = oh * w.stride[1] - w.pad[1] + kh * w.dil[1];
-      if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
-        std::fill(d, d + seg, T(0));
-      } else {
-        const T* row = plane + (id * w.in[1] + ih) * w.in[2];
-        int64_t a = std::clamp(lo, ow, ow + seg), b = std::clamp(hi, a, ow + seg);
-        std::fill(d, d + (a - ow), T(0));
-        if (w.stride[2] == 1)
-          std::copy(row + (a + off), row + (b + off), d + (a - ow));
-        else
-          for (int64_t o = a; o < b; ++o) d[o - ow] = row[o * w.stride[2] + off];
-        std::fill(d + (b - ow), d + seg, T(0));
-      }
-      p += seg;
-      ow = 0;
-      if (++oh == w.out[1]) {
-        oh = 0;
-        ++od;
-      }
-    }
+    position_runs(g.w, p0, p1, [&](int64_t at, int64_t od, int64_t oh, int64_t ow, int64_t len) {
+      window_run(g, xg, t, od, oh, ow, len, dst + at);
+    });
   }
 }
 template void im2col_rows(const ConvGeo&, const float*, int64_t, int64_t, int64_t, int64_t, float*,
@@ -110,22 +146,84 @@ template void im2col_rows(const ConvGeo&, const double*, int64_t, int64_t, int64
 
 namespace {
 
-// y (holding the bias) += conv(x, w) by gemm over blocks of output positions: per (image, group,
-// block), an im2col block of the input times the group's weights.
+// The gemm's B for one (image, group) of an unstrided convolution, packed straight from x
+// (GemmPanels): each row of B (a channel and tap) over the requested positions is one run of
+// x per output row, copied by vectors into the micro-panels it spans. No im2col matrix is
+// written to memory and read back.
+template <class T>
+struct ConvPanels {
+  const ConvGeo* g;
+  const T* xg;
+};
+
+template <class T>
+void pack_conv_panels(const void* ctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc, int nr,
+                      void* out) {
+  using V = Vec<T>;
+  constexpr int L = kLanes<V>;
+  const ConvPanels<T>& cp = *static_cast<const ConvPanels<T>*>(ctx);
+  const ConvGeo& g = *cp.g;
+  // dst[0 .. n) = src[0 .. n) (or zeros), by vectors.
+  auto put = [](T* dst, const T* src, int64_t n) {
+    int64_t i = 0;
+    if (src == nullptr) {
+      for (; i + L <= n; i += L) store(dst + i, V{});
+      if (i < n) store_partial(dst + i, V{}, static_cast<int>(n - i));
+      return;
+    }
+    for (; i + L <= n; i += L) store(dst + i, load<V>(src + i));
+    if (i < n) {
+      const int rest = static_cast<int>(n - i);
+      store_partial(dst + i, load_partial<V>(src + i, rest), rest);
+    }
+  };
+  // Columns [at, at + n) of row p from src (nullptr: zeros), split at micro-panel boundaries.
+  auto emit = [&](int64_t p, int64_t at, const T* src, int64_t n) {
+    while (n > 0) {
+      const int64_t in_panel = at % nr, piece = std::min<int64_t>(n, nr - in_panel);
+      put(static_cast<T*>(out) + (at - in_panel) * kc + p * nr + in_panel, src, piece);
+      at += piece;
+      n -= piece;
+      if (src != nullptr) src += piece;
+    }
+  };
+  const int64_t padded = (nc + nr - 1) / nr * nr;
+  for (int64_t p = 0; p < kc; ++p) {
+    const Tap t = tap_of(g, p0 + p);
+    position_runs(g.w, j0, j0 + nc,
+                  [&](int64_t at, int64_t od, int64_t oh, int64_t ow, int64_t len) {
+                    const RowSpan<T> r = window_span(g, cp.xg, t, od, oh, ow, len);
+                    if (r.src == nullptr) return emit(p, at, nullptr, len);
+                    emit(p, at, nullptr, r.a - ow);
+                    emit(p, at + (r.a - ow), r.src + r.a, r.b - r.a);
+                    emit(p, at + (r.b - ow), nullptr, ow + len - r.b);
+                  });
+    emit(p, nc, nullptr, padded - nc);
+  }
+}
+
+// y (holding the bias) += conv(x, w) by gemm: per (image, group), the group's weights times the
+// im2col matrix of its input. A 1×1 convolution (unstrided, unpadded) reads x as B in place; one
+// whose output rows are 16 or more positions long and unstrided packs B's micro-panels straight
+// from x (pack_conv_panels); any other writes im2col blocks of output positions and multiplies
+// them (short rows make pack_conv_panels' runs too short to pay: ResNet's 7×7 layer 4 ran 18%
+// slower through it).
 template <class T>
 void conv_gemm(const ConvGeo& g, const T* x, const T* wt, T* y) {
   if (g.K == 0) return;
   const Window3& w = g.w;
-  bool direct = g.KK == 1;  // a 1×1 kernel, unstrided and unpadded, reads x as the gemm's B
+  bool direct = g.KK == 1;
   for (int d = 0; d < 3; ++d)
     direct = direct && w.stride[d] == 1 && w.pad[d] == 0 && w.pad_end[d] == 0;
+  const bool panels = !direct && w.stride[2] == 1 && w.out[2] >= 16;
   int64_t units = g.N * g.G, threads = num_threads();
-  // A 1×1 convolution needs no im2col blocks: one gemm per (image, group), threaded inside
-  // when there are fewer of those than threads (3 blocks on 2 threads left one idle a third of
-  // the time: the 1×1 convs of PaddleOCR rec ran at 92 GFLOP/s).
-  int64_t pb = direct ? g.P : std::min(g.P, std::max<int64_t>(64, kColBudget / g.K));
+  // Without im2col blocks: one gemm per (image, group), threaded inside when there are fewer of
+  // those than threads (3 blocks on 2 threads left one idle a third of the time: the 1×1 convs
+  // of PaddleOCR rec ran at 92 GFLOP/s).
+  const bool whole = direct || panels;
+  int64_t pb = whole ? g.P : std::min(g.P, std::max<int64_t>(64, kColBudget / g.K));
   int64_t blocks = (g.P + pb - 1) / pb;
-  if (!direct && units * blocks < 2 * threads) {
+  if (!whole && units * blocks < 2 * threads) {
     // Split the positions further so every thread gets blocks, down to 256 columns a block
     // (narrower blocks make the gemm slower than threading inside it), in a multiple of the
     // thread count.
@@ -145,6 +243,14 @@ void conv_gemm(const ConvGeo& g, const T* x, const T* wt, T* y) {
     const T* wg = wt + gi * g.opg * g.K;
     T* yg = y + (n * g.O + gi * g.opg) * g.P + p0;
     if (direct) return gemm_t(g.opg, cols, g.K, wg, g.K, 1, xg + p0, g.X, 1, T(1), yg, g.P);
+    if (panels) {
+      const ConvPanels<T> cp{&g, xg};
+      const GemmPanels source{pack_conv_panels<T>, &cp};
+      GemmOperand b;
+      b.dtype = kDTypeOf<T>;
+      b.panels = &source;
+      return gemm_ex<T>(g.opg, g.P, g.K, {wg, kDTypeOf<T>, g.K, 1}, b, yg, g.P, true);
+    }
     if (threaded)
       parallel_for(g.K, std::max<int64_t>(1, kGrainWork / cols), [&](int64_t b, int64_t e) {
         im2col_rows(g, xg, p0, p1, b, e, col + b * cols, cols);
@@ -158,13 +264,13 @@ void conv_gemm(const ConvGeo& g, const T* x, const T* wt, T* y) {
     // Independent blocks, one task each (a nested gemm runs single-threaded).
     parallel_for(items, 1, [&](int64_t begin, int64_t end) {
       std::shared_ptr<Storage> hold;
-      T* col = direct ? nullptr : scratch<T>(pb * g.K, hold);
+      T* col = whole ? nullptr : scratch<T>(pb * g.K, hold);
       for (int64_t i = begin; i < end; ++i) block(i, col, false);
     });
   } else {
     // Too few blocks to go round: thread inside each (im2col rows, then the gemm itself).
     std::shared_ptr<Storage> hold;
-    T* col = direct ? nullptr : scratch<T>(pb * g.K, hold);
+    T* col = whole ? nullptr : scratch<T>(pb * g.K, hold);
     for (int64_t i = 0; i < items; ++i) block(i, col, true);
   }
 }

@@ -240,6 +240,7 @@ template <class Bk, class T = typename Bk::Elem>
 void pack_b(const GemmOperand& b, int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst) {
   using V = VecT<T>;
   constexpr int NR = Bk::NR, L = Bk::kL, NV = Bk::NV;
+  if (b.panels != nullptr) return b.panels->pack(b.panels->ctx, p0, kc, j0, nc, NR, dst);
   const bool native = b.dtype == kNative<T>;
   if (native && b.cs == 1 && nc >= NR) {
     // Row-major B: 8 panels at a time, row by row, so each source row is read 1 KB in order
@@ -392,7 +393,7 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
     row_blocks = std::min(row_panels, (row_blocks + threads - 1) / threads * threads);
   const int64_t mc_max = (row_panels + row_blocks - 1) / row_blocks * MR;
   // Few rows: B is read once per row block anyway, so it is read in place when row-major.
-  const bool direct_b = m <= 2 * MR && b.dtype == kNative<T> && b.cs == 1;
+  const bool direct_b = m <= 2 * MR && b.dtype == kNative<T> && b.cs == 1 && b.panels == nullptr;
   // One row block (M <= MC): the columns are split between the threads, and each runs the
   // whole k loop over its own columns, packing its B panels right before using them (still in
   // L2) and its own copy of the small A block: no shared packing pass (at M = 128 that was ~17%
@@ -551,7 +552,8 @@ void gemm_any(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const GemmO
   if (k <= 0) {
     if (!accumulate)
       for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, T(0));
-  } else if ((m == 1 && b.dtype == kNative<T>) || (n == 1 && a.dtype == kNative<T>)) {
+  } else if (b.panels == nullptr &&
+             ((m == 1 && b.dtype == kNative<T>) || (n == 1 && a.dtype == kNative<T>))) {
     // The vector operand is staged contiguous in the compute type; the matrix is read in place,
     // so it must be the native one (m == n == 1 with only A native is the n == 1 form).
     T* x = static_cast<T*>(t_vec.get(static_cast<size_t>(k) * sizeof(T)));
