@@ -284,6 +284,14 @@ TEST(CpuLinearAlgebra, FusedMatMulBiasActShapes) {
     check(OpKind::FusedMatMulBiasAct, Attrs().set("act", ActivationKind::Relu),
           {x2, w2, data(dt, {1000}, ++seed)}, 333,
           name("FusedMatMulBiasAct narrow", dt, x2.shape, w2.shape));
+    // Fewer column panels than threads (N = 40): the rows are split, each part packing all of
+    // B, a partial panel, over k blocks; then N = 120, a few panels, a part each.
+    for (int64_t n : {40, 120}) {
+      HostTensor x3 = data(dt, {60, 1000}, ++seed), w3 = data(dt, {1000, n}, ++seed);
+      check(OpKind::FusedMatMulBiasAct, Attrs().set("act", ActivationKind::Tanh),
+            {x3, w3, data(dt, {n}, ++seed)}, 1000,
+            name("FusedMatMulBiasAct few columns", dt, x3.shape, w3.shape));
+    }
   }
 }
 

@@ -154,6 +154,7 @@ template <class T>
 struct ConvPanels {
   const ConvGeo* g;
   const T* xg;
+  std::vector<Tap> by_kw;  // tap_of of rows 0 .. k[2]: each kernel column's off, lo, hi
 };
 
 template <class T>
@@ -188,8 +189,24 @@ void pack_conv_panels(const void* ctx, int64_t p0, int64_t kc, int64_t j0, int64
     }
   };
   const int64_t padded = (nc + nr - 1) / nr * nr;
-  for (int64_t p = 0; p < kc; ++p) {
-    const Tap t = tap_of(g, p0 + p);
+  // Row p0's tap, then each next row's by counting (tap_of's divisions were 12% of a
+  // 60×(960·3)×40 convolution).
+  Tap t = tap_of(g, p0);
+  for (int64_t p = 0; p < kc; ++p, ++t.kw) {
+    if (t.kw == g.w.k[2]) {
+      t.kw = 0;
+      if (++t.kh == g.w.k[1]) {
+        t.kh = 0;
+        if (++t.kd == g.w.k[0]) {
+          t.kd = 0;
+          ++t.c;
+        }
+      }
+    }
+    const Tap& column = cp.by_kw[t.kw];
+    t.off = column.off;
+    t.lo = column.lo;
+    t.hi = column.hi;
     position_runs(g.w, j0, j0 + nc,
                   [&](int64_t at, int64_t od, int64_t oh, int64_t ow, int64_t len) {
                     const RowSpan<T> r = window_span(g, cp.xg, t, od, oh, ow, len);
@@ -244,7 +261,8 @@ void conv_gemm(const ConvGeo& g, const T* x, const T* wt, T* y) {
     T* yg = y + (n * g.O + gi * g.opg) * g.P + p0;
     if (direct) return gemm_t(g.opg, cols, g.K, wg, g.K, 1, xg + p0, g.X, 1, T(1), yg, g.P);
     if (panels) {
-      const ConvPanels<T> cp{&g, xg};
+      ConvPanels<T> cp{&g, xg, {}};
+      for (int64_t kw = 0; kw < w.k[2]; ++kw) cp.by_kw.push_back(tap_of(g, kw));
       const GemmPanels source{pack_conv_panels<T>, &cp};
       GemmOperand b;
       b.dtype = kDTypeOf<T>;

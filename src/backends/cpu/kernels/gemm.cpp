@@ -271,6 +271,19 @@ void pack_b(const GemmOperand& b, int64_t p0, int64_t kc, int64_t j0, int64_t nc
       if (b.cs == 1 && cols == NR) {
         for (int64_t p = 0; p < kc; ++p)
           for (int v = 0; v < NV; ++v) store(panel + p * NR + v * L, load<V>(s + p * b.rs + v * L));
+      } else if (b.cs == 1) {
+        // A partial panel of row-major B (N < NR, or the last panel): whole vectors, a masked
+        // one, zeros; the element loop below was 29% of a 60×2880×40 GEMM.
+        const int full = cols / L, rest = cols % L;
+        for (int64_t p = 0; p < kc; ++p) {
+          const T* sp = s + p * b.rs;
+          T* d = panel + p * NR;
+          int v = 0;
+          for (; v < full; ++v) store(d + v * L, load<V>(sp + v * L));
+          if (rest > 0) store(d + v++ * L, load_partial<V>(sp + full * L, rest));
+          for (; v < NV; ++v) store(d + v * L, V{});
+        }
+        continue;
       } else if (b.rs == 1) {
         for (int c = 0; c < cols; ++c) {
           const T* sc = s + c * b.cs;
@@ -408,23 +421,35 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
             : std::clamp<int64_t>((4 * threads + row_blocks - 1) / row_blocks, 1, panels);
     const int64_t units = row_blocks * chunks;
     if (own_b) {
-      const int64_t parts = std::min<int64_t>(panels, 2 * threads);
+      // Too few column panels to go round (N = 40, K = 2880 in PaddleOCR rec ran on one
+      // thread): the rows are split instead, each part packing all of B for itself.
+      // Two parts a thread balance the load; with few panels a part each (every part packs all
+      // of A: four parts of a 60×2880×120 product packed A for as long as they multiplied).
+      const int64_t col_parts =
+          std::min<int64_t>(panels, (panels >= 8 * threads ? 2 : 1) * threads);
+      const int64_t row_parts = col_parts < threads ? std::min<int64_t>(row_panels, threads) : 1;
+      const int64_t parts = col_parts < threads ? row_parts : col_parts;
       parallel_for(parts, 1, [&](int64_t u0, int64_t u1) {
         T* pa = static_cast<T*>(t_pack_a.get(static_cast<size_t>(mc_max * Bk::KC) * sizeof(T)));
         for (int64_t u = u0; u < u1; ++u) {
-          const int64_t q0 = u * panels / parts, q1 = (u + 1) * panels / parts;
+          const int64_t q0 = row_parts > 1 ? 0 : u * panels / parts;
+          const int64_t q1 = row_parts > 1 ? panels : (u + 1) * panels / parts;
+          const int64_t r = row_parts > 1 ? u : 0;
+          const int64_t i0 = r * row_panels / row_parts * MR;
+          const int64_t i1 = std::min(m, (r + 1) * row_panels / row_parts * MR);
           const int64_t c0 = q0 * NR, c1 = std::min(nc, q1 * NR);
           T* pb = static_cast<T*>(
               t_pack_b.get(static_cast<size_t>((q1 - q0) * NR * Bk::KC) * sizeof(T)));
           for (int64_t pc = 0; pc < k; pc += Bk::KC) {
             const int64_t kc = std::min<int64_t>(Bk::KC, k - pc);
-            pack_a<Bk>(a, 0, m, pc, kc, pa);
+            pack_a<Bk>(a, i0, i1 - i0, pc, kc, pa);
             pack_b<Bk>(b, pc, kc, jc + c0, c1 - c0, pb);
             BSource<T> part;
             part.packed = pb;
-            macro_kernel<Bk>(m, c1 - c0, kc, pa, part, c + jc + c0, ldc, accumulate || pc > 0);
+            macro_kernel<Bk>(i1 - i0, c1 - c0, kc, pa, part, c + i0 * ldc + jc + c0, ldc,
+                             accumulate || pc > 0);
           }
-          if (ep != nullptr) apply_gemm_epilogue(*ep, c, ldc, 0, m, jc + c0, jc + c1);
+          if (ep != nullptr) apply_gemm_epilogue(*ep, c, ldc, i0, i1, jc + c0, jc + c1);
         }
       });
       continue;
