@@ -141,6 +141,12 @@ TEST(CpuConvPool, ConvTranspose2d) {
       {{{1, 3, 7, 7}, {3, 2, 5, 5}, {3, 1}, {2, 2}, {1, 1}}, {2, 0}},
       {{{0, 3, 4, 4}, {3, 2, 3, 3}, {}, {}, {}}, {}},
       {{{2, 0, 4, 4}, {0, 2, 3, 3}, {}, {}, {}}, {}},
+      // Stride = kernel, unpadded: the tiles are placed, not scattered (2-wide tiles by vector
+      // interleaves, rows longer than two vectors plus a tail; 3×1 tiles element by element;
+      // groups; no bias; output padding, which leaves gaps, scatters again).
+      {{{2, 5, 3, 37}, {5, 3, 2, 2}, {2, 2}, {}, {}}, {}},
+      {{{1, 4, 5, 9}, {4, 2, 3, 1}, {3, 1}, {}, {}, 2, false}, {}},
+      {{{1, 3, 4, 20}, {3, 2, 2, 2}, {2, 2}, {}, {}}, {1, 1}},
   };
   for (const DeconvCase& d : cases) {
     Attrs a = conv_attrs(d.c);

@@ -154,6 +154,17 @@ template <int Step, class V, size_t... I>
 inline V xor_lanes(V v, std::index_sequence<I...>) {
   return __builtin_shufflevector(v, v, static_cast<int>(I ^ Step)...);
 }
+// Interleaved lanes of a and b: half 0 is a[0] b[0] a[1] b[1] ... from the low halves, half 1
+// the same from the high halves.
+template <int Half, class V, size_t... I>
+inline V zip_lanes(V a, V b, std::index_sequence<I...>) {
+  constexpr int L = kLanes<V>;
+  return __builtin_shufflevector(a, b, static_cast<int>((I % 2 ? L : 0) + Half * L / 2 + I / 2)...);
+}
+template <int Half, class V>
+inline V zip(V a, V b) {
+  return zip_lanes<Half>(a, b, std::make_index_sequence<kLanes<V>>{});
+}
 // The sum in a tree of log2(lanes) shuffles and adds, not a serial chain through memory (which
 // was 5% of a 512-wide softmax row).
 template <class V, int Step = kLanes<V> / 2>

@@ -471,10 +471,42 @@ void conv_transpose2d_typed(const Node& node, std::span<const HostTensor> in,
   const T* ws = dense<T>(w, hw);
   const T* bs = present(b) ? dense<T>(b, hb) : nullptr;
   T* ys = output_buffer<T>(y, hy);
-  fill_bias(ys, bs, N * O, O, OH * OW);
+  // Kernel tiles that neither overlap nor leave gaps (stride = kernel, no padding, dilation or
+  // output padding: the upsampling layers of detection heads): col2im is a permutation, each
+  // output written once as bias + col, with no bias pass before it and no read-modify-write.
+  const bool tiles = s0 == KH && s1 == KW && p0 == 0 && p1 == 0 && d0 == 1 && d1 == 1 &&
+                     OH == H * KH && OW == W * KW && cpg > 0;
+  if (!tiles) fill_bias(ys, bs, N * O, O, OH * OW);
   if (cpg > 0 && H * W > 0) {
     int64_t hb_rows = std::clamp<int64_t>(kColBudget / std::max<int64_t>(1, M * W), 1, H);
     // Scatters rows [i0, i1) of col (output channels [ob, oe) of the group) into y.
+    // y = bias + col for the tiles of input rows [i0, i1), output channels [ob, oe).
+    auto place_tiles = [&](const T* col, T* yg, const T* bias, int64_t i0, int64_t i1, int64_t ob,
+                           int64_t oe) {
+      using V = Vec<T>;
+      constexpr int L = kLanes<V>;
+      const int64_t cols = (i1 - i0) * W;
+      for (int64_t o = ob; o < oe; ++o) {
+        const T bo = bias ? bias[o] : T(0);
+        const V bv = splat<V>(bo);
+        for (int64_t kh = 0; kh < KH; ++kh) {
+          const T* src = col + (o * KH + kh) * KW * cols;
+          for (int64_t ih = i0; ih < i1; ++ih) {
+            T* dr = yg + (o * OH + ih * KH + kh) * OW;
+            const T* sr = src + (ih - i0) * W;
+            int64_t iw = 0;
+            if (KW == 2)
+              for (; iw + L <= W; iw += L) {
+                const V a = load<V>(sr + iw), b = load<V>(sr + cols + iw);
+                store(dr + 2 * iw, zip<0>(a, b) + bv);
+                store(dr + 2 * iw + L, zip<1>(a, b) + bv);
+              }
+            for (; iw < W; ++iw)
+              for (int64_t kw = 0; kw < KW; ++kw) dr[iw * KW + kw] = sr[kw * cols + iw] + bo;
+          }
+        }
+      }
+    };
     auto col2im = [&](const T* col, T* yg, int64_t i0, int64_t i1, int64_t ob, int64_t oe) {
       int64_t cols = (i1 - i0) * W;
       for (int64_t o = ob; o < oe; ++o) {
@@ -501,15 +533,22 @@ void conv_transpose2d_typed(const Node& node, std::span<const HostTensor> in,
       int64_t n = u / G, gi = u % G;
       const T* wg = ws + gi * cpg * M;
       T* yg = ys + (n * O + gi * opg) * OH * OW;
+      const T* bias = bs ? bs + gi * opg : nullptr;
+      auto scatter = [&](const T* col, int64_t i0, int64_t i1, int64_t ob, int64_t oe) {
+        if (tiles)
+          place_tiles(col, yg, bias, i0, i1, ob, oe);
+        else
+          col2im(col, yg, i0, i1, ob, oe);
+      };
       for (int64_t i0 = 0; i0 < H; i0 += hb_rows) {
         int64_t i1 = std::min(H, i0 + hb_rows), cols = (i1 - i0) * W;
         gemm_t(M, cols, cpg, wg, 1, M, xs + ((n * C + gi * cpg) * H + i0) * W, H * W, 1, T(0), col,
                cols);
         if (threaded)
           parallel_for(opg, std::max<int64_t>(1, kGrainWork / (KH * KW * cols)),
-                       [&](int64_t ob, int64_t oe) { col2im(col, yg, i0, i1, ob, oe); });
+                       [&](int64_t ob, int64_t oe) { scatter(col, i0, i1, ob, oe); });
         else
-          col2im(col, yg, i0, i1, 0, opg);
+          scatter(col, i0, i1, 0, opg);
       }
     };
     int64_t units = N * G;
