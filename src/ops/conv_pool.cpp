@@ -215,10 +215,38 @@ std::vector<TensorType> infer_pool(const InferCtx& ctx) {
   return {{x.dtype, out}};
 }
 
+// ConvRegion: a convolution's output through `body`, whose one parameter is that output and
+// which returns a value of its type.
+std::vector<TensorType> infer_conv_region(const InferCtx& ctx) {
+  TensorType y = infer_conv(ctx)[0];
+  const Graph& body = body_attr(ctx, "body");
+  check_body_results(ctx, body, "body");
+  std::vector<int> params = body.input_nodes();
+  if (params.size() != 1 || body.node(params[0]).outputs.at(0) != y || body.outputs.size() != 1 ||
+      body.type(body.outputs[0]) != y)
+    ctx.fail(ErrorKind::Shape, "body must take and return one ", y.str(),
+             " (the convolution's output)");
+  return {y};
+}
+
+// The convolution, then the body inlined on its output.
+std::vector<Value> decompose_conv_region(Graph& g, const Node& node, std::span<const Value> in) {
+  const Attrs& a = node.attrs;
+  Attrs conv;
+  conv.set("strides", a.ints("strides"))
+      .set("pads", a.ints("pads"))
+      .set("dilations", a.ints("dilations"))
+      .set("groups", a.i("groups"));
+  std::vector<Value> y = g.add(OpKind::Conv, conv, {in.begin(), in.end()}, node.name);
+  return inline_graph(g, *a.graph("body"), y);
+}
+
 }  // namespace
 
 void register_rules_ConvPool(RuleTable& table) {
   table[OpKind::Conv].infer = infer_conv;
+  table[OpKind::ConvRegion].infer = infer_conv_region;
+  table[OpKind::ConvRegion].decompose = decompose_conv_region;
   table[OpKind::Im2Col].infer = infer_im2col;
   table[OpKind::Im2Col].decompose = decompose_im2col;
   table[OpKind::ConvTranspose2d].infer = infer_conv_transpose2d;

@@ -36,22 +36,7 @@ std::vector<TensorType> infer_elementwise_region(const InferCtx& ctx) {
 }
 
 std::vector<Value> inline_body(Graph& g, const Node& node, std::span<const Value> in) {
-  const Graph& body = *node.attrs.graph("body");
-  std::vector<std::vector<Value>> map(body.size());
-  size_t next = 0;
-  for (const Node& n : body.nodes()) {
-    if (n.kind == OpKind::Input) {
-      map[n.id] = {in[next++]};
-    } else if (n.kind == OpKind::Constant) {
-      map[n.id] = {g.constant(*n.literal, n.name)};
-    } else {
-      std::vector<Value> args;
-      for (Value v : n.inputs) args.push_back(v.valid() ? map[v.node][v.index] : Value{});
-      map[n.id] = g.add(n.kind, n.attrs, std::move(args), n.name);
-    }
-  }
-  Value y = body.outputs[0];
-  return {map[y.node][y.index]};
+  return inline_graph(g, *node.attrs.graph("body"), in);
 }
 
 std::vector<TensorType> infer_transform_region(const InferCtx& ctx) { return {region_output(ctx)}; }

@@ -78,4 +78,23 @@ void check_body_takes_inputs(const InferCtx& ctx, const Graph& body, const char*
   }
 }
 
+std::vector<Value> inline_graph(Graph& g, const Graph& body, std::span<const Value> in) {
+  std::vector<std::vector<Value>> map(body.size());
+  size_t next = 0;
+  for (const Node& n : body.nodes()) {
+    if (n.kind == OpKind::Input) {
+      map[n.id] = {in[next++]};
+    } else if (n.kind == OpKind::Constant) {
+      map[n.id] = {g.constant(*n.literal, n.name)};
+    } else {
+      std::vector<Value> args;
+      for (Value v : n.inputs) args.push_back(v.valid() ? map[v.node][v.index] : Value{});
+      map[n.id] = g.add(n.kind, n.attrs, std::move(args), n.name);
+    }
+  }
+  std::vector<Value> out;
+  for (Value y : body.outputs) out.push_back(map[y.node][y.index]);
+  return out;
+}
+
 }  // namespace tessel

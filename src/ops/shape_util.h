@@ -33,4 +33,8 @@ void check_body_results(const InferCtx& ctx, const Graph& body, const char* name
 // (Shape).
 void check_body_takes_inputs(const InferCtx& ctx, const Graph& body, const char* name);
 
+// `body` recorded into g with its parameters bound to `in` and its constants copied; returns its
+// results.
+std::vector<Value> inline_graph(Graph& g, const Graph& body, std::span<const Value> in);
+
 }  // namespace tessel

@@ -98,6 +98,27 @@ std::vector<Case> cases_elementwise(OpKind kind, int v, const Draw& d, CaseRng& 
                                 {uniform({d.b, 2 * d.m, d.n}, rng, lo, hi)}, {true}));
       return out;
     }
+    case OpKind::ConvRegion: {
+      // A padded, grouped 2-D convolution, then HardSwish written out (its input used twice).
+      const int64_t w = std::min<int64_t>(d.n, 64) + 2;
+      Case c = make_case(
+          "hardswish", Attrs().set("pads", Shape{1, 1}).set("groups", int64_t{2}),
+          {uniform({d.b, 4, d.m + 2, w}, rng), uniform({6, 2, 3, 3}, rng), uniform({6}, rng)},
+          {true, true, true});
+      c.finalize = [](Attrs& a, const std::vector<TensorType>& types) {
+        Graph scratch;
+        std::vector<Value> ins;
+        for (const TensorType& t : types) ins.push_back(scratch.input(t.dtype, t.shape));
+        const TensorType y = scratch.type(scratch.add(OpKind::Conv, a, ins)[0]);
+        auto body = std::make_shared<Graph>();
+        GraphBuilder b(*body);
+        Value x = body->input(y.dtype, y.shape);
+        Value h = b.mul(x, b.clamp(b.add(x, b.scalar(3, y.dtype)), 0, 6));
+        body->outputs = {b.div(h, b.scalar(6, y.dtype))};
+        a.set("body", AttrValue(std::shared_ptr<const Graph>(body)));
+      };
+      return {c};
+    }
     case OpKind::ElementwiseRegion: {
       Shape row = x.size() == 3 ? Shape{d.n} : x;
       auto bin = [](GraphBuilder& b, BinaryOp op, Value l, Value r) {

@@ -6,6 +6,8 @@
 //  2. Elementwise chains: connected elementwise nodes whose intermediate values are used only
 //     inside the chain become one ElementwiseRegion whose body holds it; the region runs as one
 //     loop.
+//  3. Convolution epilogues: a region that reads a convolution's output and otherwise only
+//     constants joins the convolution as one ConvRegion.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -135,6 +137,77 @@ struct UnionFind {
   void join(int a, int b) { parent[find(a)] = find(b); }
 };
 
+// ---- Convolution epilogues ----------------------------------------------------------------------
+
+// Conv -> ElementwiseRegion becomes one ConvRegion where the region reads the convolution's
+// output (its only use, of the region's own type) and otherwise only constants, which move into
+// the body: the body then runs on each block of the output while it is in cache, instead of a
+// second pass over memory.
+Graph fuse_conv_regions(const Graph& g, const Backend& backend) {
+  std::vector<int> uses = use_counts(g);
+  std::vector<int> conv_of(g.size(), -1);  // region -> the Conv it absorbs
+  std::vector<bool> absorbed(g.size(), false);
+  for (const Node& r : g.nodes()) {
+    if (r.kind != OpKind::ElementwiseRegion) continue;
+    const TensorType& y = r.outputs[0];
+    if (!claims_native(backend, OpKind::ConvRegion, 0, y.dtype)) continue;
+    int conv = -1;
+    bool ok = true;
+    for (Value v : r.inputs) {
+      const Node& p = g.node(v.node);
+      if (p.kind == OpKind::Conv && uses[p.id] == 1 && g.type(v) == y && conv < 0)
+        conv = p.id;
+      else if (p.kind != OpKind::Constant)
+        ok = false;
+    }
+    if (!ok || conv < 0) continue;
+    conv_of[r.id] = conv;
+    absorbed[conv] = true;
+  }
+  Graph out;
+  std::vector<std::vector<Value>> map(g.size());
+  for (const Node& n : g.nodes()) {
+    auto mapped = [&](Value v) { return v.valid() ? map[v.node][v.index] : Value{}; };
+    if (n.kind == OpKind::Constant) {
+      map[n.id] = {out.constant(*n.literal, n.name)};
+      continue;
+    }
+    if (absorbed[n.id]) continue;  // emitted as its region's ConvRegion
+    if (conv_of[n.id] < 0) {
+      std::vector<Value> ins;
+      for (Value v : n.inputs) ins.push_back(mapped(v));
+      map[n.id] = out.add(n.kind, n.attrs, ins, n.name);
+      continue;
+    }
+    const Node& conv = g.node(conv_of[n.id]);
+    const Graph& region = *n.attrs.graph("body");
+    auto body = std::make_shared<Graph>();
+    std::vector<std::vector<Value>> inner(region.size());
+    size_t next = 0;
+    for (const Node& m : region.nodes()) {
+      if (m.kind == OpKind::Input) {
+        const Node& src = g.node(n.inputs[next++].node);
+        inner[m.id] = {src.id == conv.id ? body->input(m.outputs[0].dtype, m.outputs[0].shape)
+                                         : body->constant(*src.literal, src.name)};
+      } else if (m.kind == OpKind::Constant) {
+        inner[m.id] = {body->constant(*m.literal, m.name)};
+      } else {
+        std::vector<Value> args;
+        for (Value v : m.inputs) args.push_back(v.valid() ? inner[v.node][v.index] : Value{});
+        inner[m.id] = body->add(m.kind, m.attrs, args, m.name);
+      }
+    }
+    for (Value v : region.outputs) body->outputs.push_back(inner[v.node][v.index]);
+    Attrs attrs = conv.attrs;
+    attrs.set("body", std::shared_ptr<const Graph>(body));
+    std::vector<Value> ins;
+    for (Value v : conv.inputs) ins.push_back(mapped(v));
+    map[n.id] = out.add(OpKind::ConvRegion, attrs, ins, n.name);
+  }
+  for (Value v : g.outputs) out.outputs.push_back(map[v.node][v.index]);
+  return out;
+}
+
 }  // namespace
 
 Graph fuse(const Graph& g, const Backend& backend) {
@@ -249,7 +322,7 @@ Graph fuse(const Graph& g, const Backend& backend) {
     map[n.id] = out.add(n.kind, n.attrs, ins, n.name);
   }
   for (Value v : g.outputs) out.outputs.push_back(map[v.node][v.index]);
-  return out;
+  return fuse_conv_regions(out, backend);
 }
 
 }  // namespace tessel

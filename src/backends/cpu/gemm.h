@@ -49,7 +49,9 @@ struct GemmOperand {
 };
 
 // Applied to C after the full sum, in this order: C += bias (per column, contiguous [n]);
-// C = act(C) (alpha NaN: the kind's default); C *= mul (row-major, leading dimension ld_mul).
+// C = act(C) (alpha NaN: the kind's default); C *= mul (row-major, leading dimension ld_mul);
+// tile(tile_ctx, c, ldc, i0, i1, j0, j1) on the block of C just finished (C's row 0 at c; a
+// fused kind's own epilogue, run while the block is in cache).
 template <class T>
 struct GemmEpilogue {
   const T* bias = nullptr;
@@ -57,6 +59,9 @@ struct GemmEpilogue {
   T alpha = std::numeric_limits<T>::quiet_NaN();
   const T* mul = nullptr;
   int64_t ld_mul = 0;
+  void (*tile)(const void* ctx, T* c, int64_t ldc, int64_t i0, int64_t i1, int64_t j0,
+               int64_t j1) = nullptr;
+  const void* tile_ctx = nullptr;
 };
 
 // C (row-major, ldc) = [C +] A·B, then the epilogue (may be null).

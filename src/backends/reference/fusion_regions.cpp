@@ -4,6 +4,9 @@
 
 namespace tessel::reference {
 
-void register_FusionRegions(Registry& r) { r.decomposed(OpKind::ElementwiseRegion, kNumbers); }
+void register_FusionRegions(Registry& r) {
+  r.decomposed(OpKind::ElementwiseRegion, kNumbers);
+  r.decomposed(OpKind::ConvRegion, kFloats);
+}
 
 }  // namespace tessel::reference

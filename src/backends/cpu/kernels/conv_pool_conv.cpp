@@ -2,11 +2,13 @@
 // bounded im2col blocks fed to gemm (1×1 convolutions read x directly), a direct vectorized loop
 // for depthwise convolution, and GEMM + col2im for the transposed convolution.
 #include <algorithm>
+#include <cstring>
 #include <span>
 #include <vector>
 
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/kernels/conv_pool.h"
+#include "backends/cpu/region_body.h"
 #include "runtime/kernel_util.h"
 #include "runtime/thread_pool.h"
 
@@ -226,8 +228,11 @@ void pack_conv_panels(const void* ctx, int64_t p0, int64_t kc, int64_t j0, int64
 // them (short rows make pack_conv_panels' runs too short to pay: ResNet's 7×7 layer 4 ran 18%
 // slower through it).
 template <class T>
-void conv_gemm(const ConvGeo& g, const T* x, const T* wt, T* y) {
-  if (g.K == 0) return;
+void conv_gemm(const ConvGeo& g, const T* x, const T* wt, T* y, const GemmEpilogue<T>* ep) {
+  if (g.K == 0) {  // no input channels: y is the bias
+    if (ep != nullptr && ep->tile != nullptr) ep->tile(ep->tile_ctx, y, g.P, 0, g.N * g.O, 0, g.P);
+    return;
+  }
   const Window3& w = g.w;
   bool direct = g.KK == 1;
   for (int d = 0; d < 3; ++d)
@@ -259,7 +264,10 @@ void conv_gemm(const ConvGeo& g, const T* x, const T* wt, T* y) {
     const T* xg = x + (n * g.C + gi * g.cpg) * g.X;
     const T* wg = wt + gi * g.opg * g.K;
     T* yg = y + (n * g.O + gi * g.opg) * g.P + p0;
-    if (direct) return gemm_t(g.opg, cols, g.K, wg, g.K, 1, xg + p0, g.X, 1, T(1), yg, g.P);
+    constexpr DType dt = kDTypeOf<T>;
+    if (direct)
+      return gemm_ex<T>(g.opg, cols, g.K, {wg, dt, g.K, 1}, {xg + p0, dt, g.X, 1}, yg, g.P, true,
+                        ep);
     if (panels) {
       ConvPanels<T> cp{&g, xg, {}};
       for (int64_t kw = 0; kw < w.k[2]; ++kw) cp.by_kw.push_back(tap_of(g, kw));
@@ -267,7 +275,7 @@ void conv_gemm(const ConvGeo& g, const T* x, const T* wt, T* y) {
       GemmOperand b;
       b.dtype = kDTypeOf<T>;
       b.panels = &source;
-      return gemm_ex<T>(g.opg, g.P, g.K, {wg, kDTypeOf<T>, g.K, 1}, b, yg, g.P, true);
+      return gemm_ex<T>(g.opg, g.P, g.K, {wg, dt, g.K, 1}, b, yg, g.P, true, ep);
     }
     if (threaded)
       parallel_for(g.K, std::max<int64_t>(1, kGrainWork / cols), [&](int64_t b, int64_t e) {
@@ -275,7 +283,7 @@ void conv_gemm(const ConvGeo& g, const T* x, const T* wt, T* y) {
       });
     else
       im2col_rows(g, xg, p0, p1, 0, g.K, col, cols);
-    gemm_t(g.opg, cols, g.K, wg, g.K, 1, col, cols, 1, T(1), yg, g.P);
+    gemm_ex<T>(g.opg, cols, g.K, {wg, dt, g.K, 1}, {col, dt, cols, 1}, yg, g.P, true, ep);
   };
   int64_t items = units * blocks;
   if (threads > 1 && items >= threads) {
@@ -374,7 +382,8 @@ void dw_rows(const Window3& w, const DwPlane& p, const T* plane, const T* wo, T 
 }
 
 template <class T>
-void conv_depthwise(const ConvGeo& g, const T* x, const T* wt, const T* bias, T* y) {
+void conv_depthwise(const ConvGeo& g, const T* x, const T* wt, const T* bias, T* y,
+                    const GemmEpilogue<T>* ep) {
   const Window3& w = g.w;
   DwPlane p = dw_plane(w);
   // Offset of each tap (kd, kh, kw) from an output row's base in the padded plane.
@@ -388,8 +397,10 @@ void conv_depthwise(const ConvGeo& g, const T* x, const T* wt, const T* bias, T*
       }
   int64_t rows = w.out[0] * w.out[1];  // per output channel
   auto channel = [&](const T* plane, int64_t n, int64_t o, int64_t r0, int64_t r1) {
-    dw_rows(w, p, plane, wt + o * g.KK, bias ? bias[o] : T(0), tap_off, r0, r1,
-            y + (n * g.O + o) * g.P);
+    T* yo = y + (n * g.O + o) * g.P;
+    dw_rows(w, p, plane, wt + o * g.KK, bias ? bias[o] : T(0), tap_off, r0, r1, yo);
+    if (ep != nullptr && ep->tile != nullptr)
+      ep->tile(ep->tile_ctx, yo, w.out[2], r0, r1, 0, w.out[2]);
   };
   int64_t planes = g.N * g.C;
   int64_t plane_work = std::max<int64_t>(1, g.opg * g.P * g.KK);
@@ -422,8 +433,23 @@ void conv_depthwise(const ConvGeo& g, const T* x, const T* wt, const T* bias, T*
   }
 }
 
+// A ConvRegion's body, run on each block of the convolution's output as it is finished.
+struct ConvTail {
+  const RegionBody* body;
+  const float* base;  // the output's element 0
+};
+void conv_tail(const void* ctx, float* c, int64_t ldc, int64_t i0, int64_t i1, int64_t j0,
+               int64_t j1) {
+  const ConvTail& t = *static_cast<const ConvTail*>(ctx);
+  if (j0 == 0 && j1 == ldc)  // whole rows: one run (a depthwise channel's rows are short)
+    return run_region_body(*t.body, c + i0 * ldc - t.base, (i1 - i0) * ldc);
+  for (int64_t i = i0; i < i1; ++i) run_region_body(*t.body, c + i * ldc + j0 - t.base, j1 - j0);
+}
+
+// Conv, or with `body` ConvRegion (f32: the body runs on each finished block of the output).
 template <class T>
-void conv_typed(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out) {
+void conv_typed(const Node& node, std::span<const HostTensor> in, std::span<HostTensor> out,
+                const Graph* body = nullptr) {
   const HostTensor &x = in[0], &w = in[1], &b = in[2];
   const HostTensor& y = out[0];
   if (y.numel() == 0) return;
@@ -433,11 +459,26 @@ void conv_typed(const Node& node, std::span<const HostTensor> in, std::span<Host
   const T* ws = dense<T>(w, hw);
   const T* bs = present(b) ? dense<T>(b, hb) : nullptr;
   T* ys = output_buffer<T>(y, hy);
+  GemmEpilogue<T> ep;
+  std::shared_ptr<const RegionBody> rb;
+  ConvTail tail{};
+  if constexpr (std::is_same_v<T, float>) {
+    if (body != nullptr) {
+      // Claimed for f32 only, so the output is the contiguous f32 buffer the convolution writes.
+      if (ys != reinterpret_cast<T*>(y.data()))
+        throw_error(ErrorKind::Internal, node.where(), ": the output is not contiguous f32");
+      rb = region_body(node, *body, y);
+      tail = {rb.get(), ys};
+      ep.tile = conv_tail;
+      ep.tile_ctx = &tail;
+    }
+  }
+  const GemmEpilogue<T>* epp = ep.tile != nullptr ? &ep : nullptr;
   if (g.cpg == 1 && g.opg <= 8) {
-    conv_depthwise(g, xs, ws, bs, ys);
+    conv_depthwise(g, xs, ws, bs, ys, epp);
   } else {
     fill_bias(ys, bs, g.N * g.O, g.O, g.P);
-    conv_gemm(g, xs, ws, ys);
+    conv_gemm(g, xs, ws, ys, epp);
   }
   finish_output(ys, y);
 }
@@ -447,6 +488,11 @@ void conv_kernel(const Node& node, std::span<const HostTensor> in, std::span<Hos
     conv_typed<double>(node, in, out);
   else
     conv_typed<float>(node, in, out);
+}
+
+void conv_region_kernel(const Node& node, std::span<const HostTensor> in,
+                        std::span<HostTensor> out) {
+  conv_typed<float>(node, in, out, node.attrs.graph("body").get());
 }
 
 // ConvTranspose2d: per (image, group), col = w_gᵀ · x_g by gemm over blocks of input rows, then
@@ -579,6 +625,7 @@ void conv_transpose2d_kernel(const Node& node, std::span<const HostTensor> in,
 
 void register_conv_kinds(KernelRegistry& r) {
   r.native(OpKind::Conv, conv_kernel, kConvFloats);
+  r.native(OpKind::ConvRegion, conv_region_kernel, {DType::F32});
   r.native(OpKind::ConvTranspose2d, conv_transpose2d_kernel, kConvFloats);
 }
 

@@ -13,6 +13,7 @@
 #include "backends/cpu/activation.h"
 #include "backends/cpu/convert.h"
 #include "backends/cpu/families.h"
+#include "backends/cpu/region_body.h"
 #include "ops/scalar_math.h"
 #include "runtime/kernel_util.h"
 #include "runtime/thread_pool.h"
@@ -328,6 +329,63 @@ void kernel_elementwise_region(const Node& node, std::span<const HostTensor> in,
 }
 
 }  // namespace
+
+struct RegionBody {
+  Plan plan;
+  HostTensor y;
+  int result;                  // the slot of the body's result
+  std::vector<float> uniform;  // a block of each uniform leaf's value, filled once
+};
+
+std::shared_ptr<const RegionBody> region_body(const Node& node, const Graph& body,
+                                              const HostTensor& y) {
+  auto rb = std::make_shared<RegionBody>();
+  const HostTensor in[1] = {y};
+  rb->plan = plan_body(node, body, in, y.shape);
+  rb->y = y;
+  rb->result = rb->plan.slot[body.outputs.at(0).node];
+  rb->uniform.resize(static_cast<size_t>(rb->plan.slots) * kBlock);
+  const int64_t n = std::min(kBlock, y.numel());
+  for (const Leaf& l : rb->plan.leaves)
+    if (l.uniform && !l.direct) read_block(l.view, 0, n, rb->uniform.data() + l.slot * kBlock);
+  return rb;
+}
+
+void run_region_body(const RegionBody& rb, int64_t start, int64_t len) {
+  const Plan& plan = rb.plan;
+  float* y = reinterpret_cast<float*>(rb.y.data());
+  thread_local std::vector<float> buf;
+  thread_local std::vector<const float*> at;
+  buf.resize(static_cast<size_t>(plan.slots) * kBlock + kLanesF);
+  at.resize(static_cast<size_t>(plan.slots));
+  const float* args[3];
+  for (const Leaf& l : plan.leaves)
+    if (l.uniform && !l.direct) at[l.slot] = rb.uniform.data() + l.slot * kBlock;
+  for (int64_t s0 = start; s0 < start + len; s0 += kBlock) {
+    const int64_t m = std::min(kBlock, start + len - s0);
+    for (const Leaf& l : plan.leaves) {
+      if (l.uniform && !l.direct) continue;
+      if (l.direct) {
+        at[l.slot] = reinterpret_cast<const float*>(l.view.data()) + s0;
+        continue;
+      }
+      read_block(l.view, s0, m, buf.data() + l.slot * kBlock);
+      at[l.slot] = buf.data() + l.slot * kBlock;
+    }
+    for (const Step& s : plan.steps) {
+      for (size_t i = 0; i < s.args.size(); ++i) args[i] = at[s.args[i]];
+      // The result's step, when last, writes y in place (a step reads index i before writing
+      // it, and no later step reads y).
+      float* out =
+          s.slot == rb.result && &s == &plan.steps.back() ? y + s0 : buf.data() + s.slot * kBlock;
+      run_step(s, args, out, m);
+      round_to(s.out, out, m);
+      at[s.slot] = out;
+    }
+    if (at[rb.result] != y + s0)
+      std::memmove(y + s0, at[rb.result], static_cast<size_t>(m) * sizeof(float));
+  }
+}
 
 void register_fusion_regions(KernelRegistry& r) {
   r.native(OpKind::ElementwiseRegion, kernel_elementwise_region,

@@ -634,6 +634,7 @@ void apply_gemm_epilogue(const GemmEpilogue<T>& ep, T* c, int64_t ldc, int64_t i
       for (int64_t j = j0; j < j1; ++j) row[j] *= mr[j];
     }
   }
+  if (ep.tile != nullptr) ep.tile(ep.tile_ctx, c, ldc, i0, i1, j0, j1);
 }
 template void apply_gemm_epilogue<float>(const GemmEpilogue<float>&, float*, int64_t, int64_t,
                                          int64_t, int64_t, int64_t);
