@@ -12,6 +12,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "ops/shape_util.h"
 #include "passes/passes.h"
 
 namespace tessel {
@@ -145,67 +146,42 @@ struct UnionFind {
 // second pass over memory.
 Graph fuse_conv_regions(const Graph& g, const Backend& backend) {
   std::vector<int> uses = use_counts(g);
-  std::vector<int> conv_of(g.size(), -1);  // region -> the Conv it absorbs
-  std::vector<bool> absorbed(g.size(), false);
+  std::vector<int> conv_arg(g.size(), -1);  // region -> which input is the Conv it absorbs
   for (const Node& r : g.nodes()) {
     if (r.kind != OpKind::ElementwiseRegion) continue;
     const TensorType& y = r.outputs[0];
     if (!claims_native(backend, OpKind::ConvRegion, 0, y.dtype)) continue;
     int conv = -1;
     bool ok = true;
-    for (Value v : r.inputs) {
-      const Node& p = g.node(v.node);
-      if (p.kind == OpKind::Conv && uses[p.id] == 1 && g.type(v) == y && conv < 0)
-        conv = p.id;
+    for (size_t i = 0; i < r.inputs.size(); ++i) {
+      const Node& p = g.node(r.inputs[i].node);
+      if (p.kind == OpKind::Conv && uses[p.id] == 1 && g.type(r.inputs[i]) == y && conv < 0)
+        conv = static_cast<int>(i);
       else if (p.kind != OpKind::Constant)
         ok = false;
     }
-    if (!ok || conv < 0) continue;
-    conv_of[r.id] = conv;
-    absorbed[conv] = true;
+    if (ok && conv >= 0) conv_arg[r.id] = conv;
   }
-  Graph out;
-  std::vector<std::vector<Value>> map(g.size());
-  for (const Node& n : g.nodes()) {
-    auto mapped = [&](Value v) { return v.valid() ? map[v.node][v.index] : Value{}; };
-    if (n.kind == OpKind::Constant) {
-      map[n.id] = {out.constant(*n.literal, n.name)};
-      continue;
-    }
-    if (absorbed[n.id]) continue;  // emitted as its region's ConvRegion
-    if (conv_of[n.id] < 0) {
-      std::vector<Value> ins;
-      for (Value v : n.inputs) ins.push_back(mapped(v));
-      map[n.id] = out.add(n.kind, n.attrs, ins, n.name);
-      continue;
-    }
-    const Node& conv = g.node(conv_of[n.id]);
+  // The region becomes a ConvRegion on the Conv's inputs; the Conv, then unused, is dropped.
+  Graph out = rewrite_graph(g, [&](Graph& out, const Node& n, std::span<const Value> in) {
+    if (conv_arg[n.id] < 0) return std::vector<Value>{};
+    const Node& conv = out.node(in[conv_arg[n.id]].node);
     const Graph& region = *n.attrs.graph("body");
     auto body = std::make_shared<Graph>();
-    std::vector<std::vector<Value>> inner(region.size());
-    size_t next = 0;
-    for (const Node& m : region.nodes()) {
-      if (m.kind == OpKind::Input) {
-        const Node& src = g.node(n.inputs[next++].node);
-        inner[m.id] = {src.id == conv.id ? body->input(m.outputs[0].dtype, m.outputs[0].shape)
-                                         : body->constant(*src.literal, src.name)};
-      } else if (m.kind == OpKind::Constant) {
-        inner[m.id] = {body->constant(*m.literal, m.name)};
-      } else {
-        std::vector<Value> args;
-        for (Value v : m.inputs) args.push_back(v.valid() ? inner[v.node][v.index] : Value{});
-        inner[m.id] = body->add(m.kind, m.attrs, args, m.name);
-      }
+    std::vector<Value> params;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const Node& src = out.node(in[i].node);
+      params.push_back(static_cast<int>(i) == conv_arg[n.id]
+                           ? body->input(conv.outputs[0].dtype, conv.outputs[0].shape)
+                           : body->constant(*src.literal, src.name));
     }
-    for (Value v : region.outputs) body->outputs.push_back(inner[v.node][v.index]);
+    body->outputs = inline_graph(*body, region, params);
     Attrs attrs = conv.attrs;
     attrs.set("body", std::shared_ptr<const Graph>(body));
-    std::vector<Value> ins;
-    for (Value v : conv.inputs) ins.push_back(mapped(v));
-    map[n.id] = out.add(OpKind::ConvRegion, attrs, ins, n.name);
-  }
-  for (Value v : g.outputs) out.outputs.push_back(map[v.node][v.index]);
-  return out;
+    const std::vector<Value> conv_inputs = conv.inputs;  // out.add may move the nodes
+    return out.add(OpKind::ConvRegion, attrs, conv_inputs, n.name);
+  });
+  return eliminate_dead_code(out);
 }
 
 }  // namespace
