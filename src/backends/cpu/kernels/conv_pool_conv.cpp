@@ -2,7 +2,6 @@
 // bounded im2col blocks fed to gemm (1×1 convolutions read x directly), a direct vectorized loop
 // for depthwise convolution, and GEMM + col2im for the transposed convolution.
 #include <algorithm>
-#include <cstring>
 #include <span>
 #include <vector>
 
@@ -525,7 +524,6 @@ void conv_transpose2d_typed(const Node& node, std::span<const HostTensor> in,
   if (!tiles) fill_bias(ys, bs, N * O, O, OH * OW);
   if (cpg > 0 && H * W > 0) {
     int64_t hb_rows = std::clamp<int64_t>(kColBudget / std::max<int64_t>(1, M * W), 1, H);
-    // Scatters rows [i0, i1) of col (output channels [ob, oe) of the group) into y.
     // y = bias + col for the tiles of input rows [i0, i1), output channels [ob, oe).
     auto place_tiles = [&](const T* col, T* yg, const T* bias, int64_t i0, int64_t i1, int64_t ob,
                            int64_t oe) {
@@ -553,6 +551,7 @@ void conv_transpose2d_typed(const Node& node, std::span<const HostTensor> in,
         }
       }
     };
+    // Scatters rows [i0, i1) of col (output channels [ob, oe) of the group) into y.
     auto col2im = [&](const T* col, T* yg, int64_t i0, int64_t i1, int64_t ob, int64_t oe) {
       int64_t cols = (i1 - i0) * W;
       for (int64_t o = ob; o < oe; ++o) {
