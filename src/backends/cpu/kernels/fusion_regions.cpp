@@ -261,6 +261,37 @@ void round_to(DType t, float* v, int64_t len) {
   to_f32(tmp, t, 1, v, len);
 }
 
+// Elements [start, start + len) of every step (of an output of n elements): leaves' blocks
+// into `at` (direct ones read in place, uniform ones already there), then each step into its
+// block of `buf`, or into `last_out` for the last step when given. The lines of each direct
+// leaf's block kDist ahead are requested first, so that memory works while this block computes
+// (the hardware prefetcher alone left the first step stalled on its loads: 80% of its samples).
+void compute_block(const Plan& plan, int64_t start, int64_t len, int64_t n, float* buf,
+                   std::vector<const float*>& at, float* last_out) {
+  for (const Leaf& l : plan.leaves) {
+    if (l.uniform && !l.direct) continue;
+    if (l.direct) {
+      const float* p = reinterpret_cast<const float*>(l.view.data()) + start;
+      at[l.slot] = p;
+      const int64_t ahead = std::min(kBlock, n - (start + kDist * kBlock));
+      for (int64_t i = 0; i < ahead; i += 64 / sizeof(float))
+        __builtin_prefetch(p + kDist * kBlock + i, 0, 1);
+      continue;
+    }
+    read_block(l.view, start, len, buf + l.slot * kBlock);
+    at[l.slot] = buf + l.slot * kBlock;
+  }
+  const float* args[3];
+  for (const Step& s : plan.steps) {
+    for (size_t i = 0; i < s.args.size(); ++i) args[i] = at[s.args[i]];
+    // A step reads index i before writing it, so a last step writing over an input is fine.
+    float* out = last_out != nullptr && &s == &plan.steps.back() ? last_out : buf + s.slot * kBlock;
+    run_step(s, args, out, len);
+    round_to(s.out, out, len);
+    at[s.slot] = out;
+  }
+}
+
 void kernel_elementwise_region(const Node& node, std::span<const HostTensor> in,
                                std::span<HostTensor> out) {
   const Graph& body = *node.attrs.graph("body");
@@ -274,58 +305,33 @@ void kernel_elementwise_region(const Node& node, std::span<const HostTensor> in,
                           plan.steps.back().slot == plan.slot[result.node];
   // An f32 output ≫ cache: the last step writes its block buffer, streamed to y past the cache.
   const bool stream = direct_out && n * static_cast<int64_t>(sizeof(float)) >= kStreamBytes;
-  parallel_for(blocks, std::max<int64_t>(1, 64 / std::max<int64_t>(cost, 1)),
-               [&](int64_t b0, int64_t b1) {
-                 // One vector of slack: a streamed block reads its last vector past `len`.
-                 std::vector<float> buf(static_cast<size_t>(plan.slots) * kBlock + kLanesF);
-                 // Where each slot's block is: its buffer, or a direct leaf's memory.
-                 std::vector<const float*> at(static_cast<size_t>(plan.slots));
-                 const float* args[3];
-                 for (const Leaf& l : plan.leaves)
-                   if (l.uniform && !l.direct) {
-                     read_block(l.view, 0, std::min(kBlock, n), buf.data() + l.slot * kBlock);
-                     at[l.slot] = buf.data() + l.slot * kBlock;
-                   }
-                 for (int64_t b = b0; b < b1; ++b) {
-                   int64_t start = b * kBlock, len = std::min(kBlock, n - start);
-                   for (const Leaf& l : plan.leaves) {
-                     if (l.uniform && !l.direct) continue;
-                     if (l.direct) {
-                       const float* p = reinterpret_cast<const float*>(l.view.data()) + start;
-                       at[l.slot] = p;
-                       // The lines of the block kDist ahead are requested now, so that memory
-                       // works while this block computes (the hardware prefetcher alone left
-                       // the first step stalled on its loads: 80% of its samples).
-                       const int64_t from = start + kDist * kBlock;
-                       const int64_t ahead = std::min(kBlock, n - from);
-                       for (int64_t i = 0; i < ahead; i += 64 / sizeof(float))
-                         __builtin_prefetch(p + kDist * kBlock + i, 0, 1);
-                       continue;
-                     }
-                     read_block(l.view, start, len, buf.data() + l.slot * kBlock);
-                     at[l.slot] = buf.data() + l.slot * kBlock;
-                   }
-                   for (const Step& s : plan.steps) {
-                     for (size_t i = 0; i < s.args.size(); ++i) args[i] = at[s.args[i]];
-                     // The last step of an f32 region writes the output in place (a step reads
-                     // index i before writing it, so an output aliasing an input is fine).
-                     float* out = direct_out && !stream && &s == &plan.steps.back()
-                                      ? reinterpret_cast<float*>(y.data()) + start
-                                      : buf.data() + s.slot * kBlock;
-                     run_step(s, args, out, len);
-                     round_to(s.out, out, len);
-                     at[s.slot] = out;
-                   }
-                   if (stream) {
-                     const float* r = at[plan.slot[result.node]];
-                     store_row_stream<Vf>(reinterpret_cast<float*>(y.data()) + start, len,
-                                          [r](int64_t i) { return load<Vf>(r + i); });
-                   } else if (!direct_out)
-                     from_f32(at[plan.slot[result.node]], y.data() + start * dtype_size(y.dtype),
-                              y.dtype, 1, len);
-                 }
-                 if (stream) stream_fence();
-               });
+  parallel_for(
+      blocks, std::max<int64_t>(1, 64 / std::max<int64_t>(cost, 1)), [&](int64_t b0, int64_t b1) {
+        // One vector of slack: a streamed block reads its last vector past `len`.
+        std::vector<float> buf(static_cast<size_t>(plan.slots) * kBlock + kLanesF);
+        // Where each slot's block is: its buffer, or a direct leaf's memory.
+        std::vector<const float*> at(static_cast<size_t>(plan.slots));
+        for (const Leaf& l : plan.leaves)
+          if (l.uniform && !l.direct) {
+            read_block(l.view, 0, std::min(kBlock, n), buf.data() + l.slot * kBlock);
+            at[l.slot] = buf.data() + l.slot * kBlock;
+          }
+        for (int64_t b = b0; b < b1; ++b) {
+          int64_t start = b * kBlock, len = std::min(kBlock, n - start);
+          // The last step of an f32 region writes the output in place.
+          compute_block(
+              plan, start, len, n, buf.data(), at,
+              direct_out && !stream ? reinterpret_cast<float*>(y.data()) + start : nullptr);
+          if (stream) {
+            const float* r = at[plan.slot[result.node]];
+            store_row_stream<Vf>(reinterpret_cast<float*>(y.data()) + start, len,
+                                 [r](int64_t i) { return load<Vf>(r + i); });
+          } else if (!direct_out)
+            from_f32(at[plan.slot[result.node]], y.data() + start * dtype_size(y.dtype), y.dtype, 1,
+                     len);
+        }
+        if (stream) stream_fence();
+      });
 }
 
 }  // namespace
@@ -358,30 +364,13 @@ void run_region_body(const RegionBody& rb, int64_t start, int64_t len) {
   thread_local std::vector<const float*> at;
   buf.resize(static_cast<size_t>(plan.slots) * kBlock + kLanesF);
   at.resize(static_cast<size_t>(plan.slots));
-  const float* args[3];
   for (const Leaf& l : plan.leaves)
     if (l.uniform && !l.direct) at[l.slot] = rb.uniform.data() + l.slot * kBlock;
+  // The result's step, when last, writes y in place (no later step reads y).
+  const bool in_place = !plan.steps.empty() && plan.steps.back().slot == rb.result;
   for (int64_t s0 = start; s0 < start + len; s0 += kBlock) {
     const int64_t m = std::min(kBlock, start + len - s0);
-    for (const Leaf& l : plan.leaves) {
-      if (l.uniform && !l.direct) continue;
-      if (l.direct) {
-        at[l.slot] = reinterpret_cast<const float*>(l.view.data()) + s0;
-        continue;
-      }
-      read_block(l.view, s0, m, buf.data() + l.slot * kBlock);
-      at[l.slot] = buf.data() + l.slot * kBlock;
-    }
-    for (const Step& s : plan.steps) {
-      for (size_t i = 0; i < s.args.size(); ++i) args[i] = at[s.args[i]];
-      // The result's step, when last, writes y in place (a step reads index i before writing
-      // it, and no later step reads y).
-      float* out =
-          s.slot == rb.result && &s == &plan.steps.back() ? y + s0 : buf.data() + s.slot * kBlock;
-      run_step(s, args, out, m);
-      round_to(s.out, out, m);
-      at[s.slot] = out;
-    }
+    compute_block(plan, s0, m, rb.y.numel(), buf.data(), at, in_place ? y + s0 : nullptr);
     if (at[rb.result] != y + s0)
       std::memmove(y + s0, at[rb.result], static_cast<size_t>(m) * sizeof(float));
   }
