@@ -149,7 +149,8 @@ TEST(Fuse, ValuesUsedTwiceInsideOneChainFuse) {
 
 // A region reading a convolution's output (its only use) and otherwise constants joins it as
 // one ConvRegion on cpu, whichever way the convolution runs: 1×1 (x read in place), unstrided
-// (B packed from x), strided (im2col blocks), depthwise, grouped, threaded.
+// (B packed from x), strided (im2col blocks), depthwise, grouped, threaded; with a body whose
+// other leaves are scalars (run on tiles gathered from short rows) or per-channel constants.
 TEST(Fuse, ConvolutionEpiloguesJoinTheConvolution) {
   struct ConvSetup {
     Shape x, w;
@@ -163,32 +164,38 @@ TEST(Fuse, ConvolutionEpiloguesJoinTheConvolution) {
       {{1, 12, 20, 33}, {12, 1, 3, 3}, {1, 1}, {1, 1}, 12},
       {{2, 8, 9, 24}, {6, 4, 3, 3}, {1, 1}, {0, 1}, 2},
       {{1, 64, 40, 40}, {48, 64, 3, 3}, {1, 1}, {1, 1}, 1},
+      {{1, 96, 8, 80}, {480, 96, 1, 1}, {1, 1}, {0, 0}, 1},
   };
   const Backend& cpu = backend("cpu");
-  for (const ConvSetup& c : setups) {
-    Graph g;
-    GraphBuilder b(g);
-    Value x = g.input(DType::F32, c.x), w = g.input(DType::F32, c.w);
-    Value bias = g.input(DType::F32, {c.w[0]});
-    Value y = g.add1(OpKind::Conv,
-                     Attrs().set("strides", c.strides).set("pads", c.pads).set("groups", c.groups),
-                     {x, w, bias});
-    auto k = [&](double v) { return b.scalar(v, DType::F32); };
-    Value a = b.add(b.mul(y, k(0.9)), k(0.1));
-    Value h = b.div(b.mul(a, b.clamp(b.add(a, k(3)), 0, 6)), k(6));
-    g.outputs = {b.sub(b.mul(h, k(1.1)), k(0.2))};
-    Graph fused = fuse(legalize(g, cpu), cpu);
-    verify(fused, "fuse");
-    EXPECT_EQ(count(fused, OpKind::ConvRegion), 1) << fused.to_string();
-    EXPECT_EQ(count(fused, OpKind::Conv) + count(fused, OpKind::ElementwiseRegion), 0)
-        << fused.to_string();
-    std::vector<HostTensor> args = {random_tensor(DType::F32, c.x, 1, -2, 2),
-                                    random_tensor(DType::F32, c.w, 2, -0.5, 0.5),
-                                    random_tensor(DType::F32, {c.w[0]}, 3, -1, 1)};
-    HostTensor got = run_graph(fused, cpu, args)[0];
-    HostTensor want = compile_for(g, backend("reference"))->run(args)[0];
-    expect_close(got, want, 1e-5, 1e-5, shape_str(c.x) + " w" + shape_str(c.w));
-  }
+  for (const ConvSetup& c : setups)
+    for (bool per_channel : {false, true}) {
+      Graph g;
+      GraphBuilder b(g);
+      Value x = g.input(DType::F32, c.x), w = g.input(DType::F32, c.w);
+      Value bias = g.input(DType::F32, {c.w[0]});
+      Value y =
+          g.add1(OpKind::Conv,
+                 Attrs().set("strides", c.strides).set("pads", c.pads).set("groups", c.groups),
+                 {x, w, bias});
+      auto k = [&](double v) { return b.scalar(v, DType::F32); };
+      Value shift =
+          per_channel ? g.constant(random_tensor(DType::F32, {1, c.w[0], 1, 1}, 4, -1, 1)) : k(0.1);
+      Value a = b.add(b.mul(y, k(0.9)), shift);
+      Value h = b.div(b.mul(a, b.clamp(b.add(a, k(3)), 0, 6)), k(6));
+      g.outputs = {b.sub(b.mul(h, k(1.1)), k(0.2))};
+      Graph fused = fuse(legalize(g, cpu), cpu);
+      verify(fused, "fuse");
+      EXPECT_EQ(count(fused, OpKind::ConvRegion), 1) << fused.to_string();
+      EXPECT_EQ(count(fused, OpKind::Conv) + count(fused, OpKind::ElementwiseRegion), 0)
+          << fused.to_string();
+      std::vector<HostTensor> args = {random_tensor(DType::F32, c.x, 1, -2, 2),
+                                      random_tensor(DType::F32, c.w, 2, -0.5, 0.5),
+                                      random_tensor(DType::F32, {c.w[0]}, 3, -1, 1)};
+      HostTensor got = run_graph(fused, cpu, args)[0];
+      HostTensor want = compile_for(g, backend("reference"))->run(args)[0];
+      expect_close(got, want, 1e-5, 1e-5,
+                   shape_str(c.x) + " w" + shape_str(c.w) + (per_channel ? " per-channel" : ""));
+    }
 }
 
 // The convolution stays alone when its output is needed elsewhere too (here: returned), or when

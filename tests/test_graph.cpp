@@ -103,6 +103,50 @@ TEST(Passes, ConstantFoldingEvaluatesConstantSubgraphs) {
   expect_close(r[0], {11, 22});
 }
 
+// A frozen batch norm after a convolution with constant weights folds into it (with and without
+// the convolution's bias and the norm's affine; grouped); it stays when the convolution's
+// output is needed elsewhere too.
+TEST(Passes, BatchNormFoldsIntoTheConvolutionBeforeIt) {
+  for (int variant = 0; variant < 3; ++variant) {
+    const bool bias = variant != 1, affine = variant != 2;
+    const int64_t groups = variant == 2 ? 2 : 1;
+    Graph g;
+    Value x = g.input(DType::F32, {2, 4, 7, 9});
+    Value w = g.constant(random_tensor(DType::F32, {6, 4 / groups, 3, 3}, 1, -1, 1));
+    std::vector<Value> conv_in = {x, w};
+    if (bias) conv_in.push_back(g.constant(random_tensor(DType::F32, {6}, 2, -1, 1)));
+    Value y =
+        g.add1(OpKind::Conv, Attrs().set("pads", std::vector<int64_t>{1, 1}).set("groups", groups),
+               conv_in);
+    std::vector<Value> bn_in = {y, g.constant(random_tensor(DType::F32, {6}, 3, -1, 1)),
+                                g.constant(random_tensor(DType::F32, {6}, 4, 0.5, 2))};
+    if (affine) {
+      bn_in.push_back(g.constant(random_tensor(DType::F32, {6}, 5, -2, 2)));
+      bn_in.push_back(g.constant(random_tensor(DType::F32, {6}, 6, -1, 1)));
+    }
+    g.outputs = {g.add1(OpKind::BatchNormInference, Attrs().set("eps", 1e-3), bn_in)};
+    Graph folded = eliminate_dead_code(fold_batch_norms(g));
+    verify(folded, "fold_batch_norms");
+    int bn = 0, conv = 0;
+    for (const Node& n : folded.nodes()) {
+      bn += n.kind == OpKind::BatchNormInference;
+      conv += n.kind == OpKind::Conv;
+    }
+    EXPECT_EQ(bn, 0) << folded.to_string();
+    EXPECT_EQ(conv, 1) << folded.to_string();
+    const std::vector<HostTensor> args = {random_tensor(DType::F32, {2, 4, 7, 9}, 7, -2, 2)};
+    HostTensor got = compile_for(folded, backend("reference"))->run(args)[0];
+    HostTensor want = compile_for(g, backend("reference"))->run(args)[0];
+    expect_close(got, want, 1e-5, 1e-5, "variant " + std::to_string(variant));
+    // The convolution's output also returned: nothing folds.
+    g.outputs.push_back(y);
+    Graph kept = fold_batch_norms(g);
+    int kept_bn = 0;
+    for (const Node& n : kept.nodes()) kept_bn += n.kind == OpKind::BatchNormInference;
+    EXPECT_EQ(kept_bn, 1);
+  }
+}
+
 TEST(Passes, VerifyAcceptsWellFormedGraphs) {
   Graph g;
   GraphBuilder b(g);

@@ -29,6 +29,9 @@ Graph legalize(const Graph& g, const Backend& backend);
 Graph eliminate_dead_code(const Graph& g);  // keeps every Input / Param
 Graph eliminate_common_subexpressions(const Graph& g);
 Graph fold_constants(const Graph& g, int64_t max_elements = 1 << 16);
+// Folds a frozen BatchNormInference into the convolution before it (constant weights and
+// statistics, the convolution's output used only by it; f32 / f64).
+Graph fold_batch_norms(const Graph& g);
 
 // Rewrites GEMM epilogues into FusedMatMulBiasAct and elementwise chains into ElementwiseRegion
 // where `backend` claims those natively (after legalization; see src/passes/fuse.cpp).

@@ -24,6 +24,7 @@ std::unique_ptr<Executable> compile_for(const Graph& g, const Backend& backend,
     if (check) verify(cur, name);
   };
   step("fold_constants", fold_constants(cur));
+  step("fold_batch_norms", fold_batch_norms(cur));
   step("cse", eliminate_common_subexpressions(cur));
   step("dce", eliminate_dead_code(cur));
   step("legalize", legalize(cur, backend));

@@ -21,5 +21,8 @@ std::shared_ptr<const RegionBody> region_body(const Node& node, const Graph& bod
                                               const HostTensor& y);
 // y[start .. start + len) = body(y)[start .. start + len) (flat row-major indices).
 void run_region_body(const RegionBody& rb, int64_t start, int64_t len);
+// The same on a tile: `rows` runs of `cols` elements, `ld` apart, the first at `start`.
+void run_region_body_tile(const RegionBody& rb, int64_t start, int64_t ld, int64_t rows,
+                          int64_t cols);
 
 TESSEL_ISA_END

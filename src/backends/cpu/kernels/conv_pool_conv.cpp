@@ -440,9 +440,7 @@ struct ConvTail {
 void conv_tail(const void* ctx, float* c, int64_t ldc, int64_t i0, int64_t i1, int64_t j0,
                int64_t j1) {
   const ConvTail& t = *static_cast<const ConvTail*>(ctx);
-  if (j0 == 0 && j1 == ldc)  // whole rows: one run (a depthwise channel's rows are short)
-    return run_region_body(*t.body, c + i0 * ldc - t.base, (i1 - i0) * ldc);
-  for (int64_t i = i0; i < i1; ++i) run_region_body(*t.body, c + i * ldc + j0 - t.base, j1 - j0);
+  run_region_body_tile(*t.body, c + i0 * ldc + j0 - t.base, ldc, i1 - i0, j1 - j0);
 }
 
 // Conv, or with `body` ConvRegion (f32: the body runs on each finished block of the output).

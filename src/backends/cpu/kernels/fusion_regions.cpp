@@ -36,6 +36,7 @@ struct Leaf {
   int slot;
   bool direct = false;   // contiguous f32: steps read it in place, no copy into the block
   bool uniform = false;  // one element: its block is filled once per task
+  bool input = false;    // a region input (not a body constant)
 };
 
 // A computed body node with its attributes read once per kernel call (not once per block).
@@ -85,7 +86,7 @@ Plan plan_body(const Node& node, const Graph& body, std::span<const HostTensor> 
       HostTensor view = broadcast_to(t, out_shape);
       const bool direct = view.dtype == DType::F32 && dense(view);
       const bool uniform = t.numel() == 1;
-      p.leaves.push_back({std::move(view), p.slot[n.id], direct, uniform});
+      p.leaves.push_back({std::move(view), p.slot[n.id], direct, uniform, n.kind == OpKind::Input});
       continue;
     }
     switch (n.kind) {
@@ -261,11 +262,26 @@ void round_to(DType t, float* v, int64_t len) {
   to_f32(tmp, t, 1, v, len);
 }
 
+// Each step on `len` elements whose leaves are in `at`: into its block of `buf`, or into
+// `last_out` for the last step when given.
+void run_steps(const Plan& plan, int64_t len, float* buf, std::vector<const float*>& at,
+               float* last_out) {
+  const float* args[3];
+  for (const Step& s : plan.steps) {
+    for (size_t i = 0; i < s.args.size(); ++i) args[i] = at[s.args[i]];
+    // A step reads index i before writing it, so a last step writing over an input is fine.
+    float* out = last_out != nullptr && &s == &plan.steps.back() ? last_out : buf + s.slot * kBlock;
+    run_step(s, args, out, len);
+    round_to(s.out, out, len);
+    at[s.slot] = out;
+  }
+}
+
 // Elements [start, start + len) of every step (of an output of n elements): leaves' blocks
-// into `at` (direct ones read in place, uniform ones already there), then each step into its
-// block of `buf`, or into `last_out` for the last step when given. The lines of each direct
-// leaf's block kDist ahead are requested first, so that memory works while this block computes
-// (the hardware prefetcher alone left the first step stalled on its loads: 80% of its samples).
+// into `at` (direct ones read in place, uniform ones already there), then run_steps. The lines
+// of each direct leaf's block kDist ahead are requested first, so that memory works while this
+// block computes (the hardware prefetcher alone left the first step stalled on its loads: 80%
+// of its samples).
 void compute_block(const Plan& plan, int64_t start, int64_t len, int64_t n, float* buf,
                    std::vector<const float*>& at, float* last_out) {
   for (const Leaf& l : plan.leaves) {
@@ -281,15 +297,7 @@ void compute_block(const Plan& plan, int64_t start, int64_t len, int64_t n, floa
     read_block(l.view, start, len, buf + l.slot * kBlock);
     at[l.slot] = buf + l.slot * kBlock;
   }
-  const float* args[3];
-  for (const Step& s : plan.steps) {
-    for (size_t i = 0; i < s.args.size(); ++i) args[i] = at[s.args[i]];
-    // A step reads index i before writing it, so a last step writing over an input is fine.
-    float* out = last_out != nullptr && &s == &plan.steps.back() ? last_out : buf + s.slot * kBlock;
-    run_step(s, args, out, len);
-    round_to(s.out, out, len);
-    at[s.slot] = out;
-  }
+  run_steps(plan, len, buf, at, last_out);
 }
 
 void kernel_elementwise_region(const Node& node, std::span<const HostTensor> in,
@@ -340,6 +348,8 @@ struct RegionBody {
   Plan plan;
   HostTensor y;
   int result;                  // the slot of the body's result
+  int y_slot = -1;             // the slot of y, the body's parameter
+  bool position_free = false;  // every leaf but y is one element: no step reads by position
   std::vector<float> uniform;  // a block of each uniform leaf's value, filled once
 };
 
@@ -352,20 +362,39 @@ std::shared_ptr<const RegionBody> region_body(const Node& node, const Graph& bod
   rb->result = rb->plan.slot[body.outputs.at(0).node];
   rb->uniform.resize(static_cast<size_t>(rb->plan.slots) * kBlock);
   const int64_t n = std::min(kBlock, y.numel());
-  for (const Leaf& l : rb->plan.leaves)
+  rb->position_free = true;
+  for (const Leaf& l : rb->plan.leaves) {
+    if (l.input) rb->y_slot = l.slot;
+    rb->position_free = rb->position_free && (l.input || l.uniform);
     if (l.uniform && !l.direct) read_block(l.view, 0, n, rb->uniform.data() + l.slot * kBlock);
+  }
+  rb->position_free = rb->position_free && rb->y_slot >= 0;
   return rb;
 }
+
+namespace {
+
+// The thread's block buffers for a body, with `at` pointing at its uniform leaves' blocks.
+struct BodyScratch {
+  std::vector<float>& buf;
+  std::vector<const float*>& at;
+};
+BodyScratch body_scratch(const RegionBody& rb) {
+  thread_local std::vector<float> buf;
+  thread_local std::vector<const float*> at;
+  buf.resize(static_cast<size_t>(rb.plan.slots + 1) * kBlock + kLanesF);
+  at.resize(static_cast<size_t>(rb.plan.slots));
+  for (const Leaf& l : rb.plan.leaves)
+    if (l.uniform && !l.direct) at[l.slot] = rb.uniform.data() + l.slot * kBlock;
+  return {buf, at};
+}
+
+}  // namespace
 
 void run_region_body(const RegionBody& rb, int64_t start, int64_t len) {
   const Plan& plan = rb.plan;
   float* y = reinterpret_cast<float*>(rb.y.data());
-  thread_local std::vector<float> buf;
-  thread_local std::vector<const float*> at;
-  buf.resize(static_cast<size_t>(plan.slots) * kBlock + kLanesF);
-  at.resize(static_cast<size_t>(plan.slots));
-  for (const Leaf& l : plan.leaves)
-    if (l.uniform && !l.direct) at[l.slot] = rb.uniform.data() + l.slot * kBlock;
+  auto [buf, at] = body_scratch(rb);
   // The result's step, when last, writes y in place (no later step reads y).
   const bool in_place = !plan.steps.empty() && plan.steps.back().slot == rb.result;
   for (int64_t s0 = start; s0 < start + len; s0 += kBlock) {
@@ -373,6 +402,43 @@ void run_region_body(const RegionBody& rb, int64_t start, int64_t len) {
     compute_block(plan, s0, m, rb.y.numel(), buf.data(), at, in_place ? y + s0 : nullptr);
     if (at[rb.result] != y + s0)
       std::memmove(y + s0, at[rb.result], static_cast<size_t>(m) * sizeof(float));
+  }
+}
+
+void run_region_body_tile(const RegionBody& rb, int64_t start, int64_t ld, int64_t rows,
+                          int64_t cols) {
+  if (cols == ld) return run_region_body(rb, start, rows * cols);
+  if (!rb.position_free) {
+    for (int64_t r = 0; r < rows; ++r) run_region_body(rb, start + r * ld, cols);
+    return;
+  }
+  // Short rows cost a pass of every step each (and a scalar tail): gather blocks of kBlock
+  // elements from the rows, run the steps on the block, scatter the result back.
+  float* y = reinterpret_cast<float*>(rb.y.data()) + start;
+  auto [buf, at] = body_scratch(rb);
+  float* block = buf.data() + static_cast<size_t>(rb.plan.slots) * kBlock;
+  int64_t r = 0, c = 0;
+  while (r < rows) {
+    const int64_t r0 = r, c0 = c;
+    int64_t m = 0;
+    for (; m < kBlock && r < rows;) {
+      const int64_t take = std::min(cols - c, kBlock - m);
+      std::memcpy(block + m, y + r * ld + c, static_cast<size_t>(take) * sizeof(float));
+      m += take;
+      c += take;
+      if (c == cols) c = 0, ++r;
+    }
+    at[rb.y_slot] = block;
+    const bool in_place = !rb.plan.steps.empty() && rb.plan.steps.back().slot == rb.result;
+    run_steps(rb.plan, m, buf.data(), at, in_place ? block : nullptr);
+    const float* res = at[rb.result];
+    for (int64_t done = 0, rr = r0, cc = c0; done < m;) {
+      const int64_t take = std::min(cols - cc, m - done);
+      std::memcpy(y + rr * ld + cc, res + done, static_cast<size_t>(take) * sizeof(float));
+      done += take;
+      cc += take;
+      if (cc == cols) cc = 0, ++rr;
+    }
   }
 }
 
