@@ -343,6 +343,110 @@ TEST(OnnxImport, SparseInitializersAndConstantsAreMadeDense) {
   EXPECT_NE(msg.find("lies outside dims [2,2]"), std::string::npos) << msg;
 }
 
+// Malformed shapes that converters index with: each must be a Shape error naming the node, not
+// an out-of-bounds read or write of an empty shape (found by the fuzzer, fuzz/corpus/onnx).
+TEST(OnnxImport, ConvIntegerWithAScalarWeightIsAShapeError) {
+  // W is a scalar and its zero point has 2 elements: the per-channel zero point used to be
+  // shaped [2, 1, ...] by writing dim 0 of W's (empty) shape.
+  pb::ModelProto p = model();
+  auto* g = p.mutable_graph();
+  *g->add_input() = tensor_info("x", pb::TensorProto::UINT8, {1, 1, 3, 3});
+  *g->add_output() = tensor_info("y", pb::TensorProto::INT32, {});
+  auto u8 = [](const std::string& name, const std::vector<int64_t>& dims, std::vector<int> v) {
+    pb::TensorProto t;
+    t.set_name(name);
+    t.set_data_type(pb::TensorProto::UINT8);
+    for (int64_t d : dims) t.add_dims(d);
+    for (int e : v) t.add_int32_data(e);
+    return t;
+  };
+  *g->add_initializer() = u8("w", {}, {1});
+  *g->add_initializer() = u8("wzp", {2}, {0, 0});
+  *g->add_node() = node("ConvInteger", {"x", "w", "", "wzp"}, {"y"}, "ci");
+  Model m = Model::parse(bytes_of(p));
+  Tensor x = Tensor::from_vector(std::vector<int>(9, 1), {1, 1, 3, 3}, DType::U8, "cpu");
+  std::string msg = error_of([&] { m.run({Value(x)}); }, ErrorKind::Shape);
+  EXPECT_NE(msg.find("ConvInteger node 'ci'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("must have x's rank 4"), std::string::npos) << msg;
+
+  // A 1-D W (and a per-channel zero point) is rejected the same way.
+  g->mutable_initializer(0)->add_dims(1);
+  Model m1 = Model::parse(bytes_of(p));
+  msg = error_of([&] { m1.run({Value(x)}); }, ErrorKind::Shape);
+  EXPECT_NE(msg.find("must have x's rank 4"), std::string::npos) << msg;
+}
+
+TEST(OnnxImport, ReducingNamedAxesOfAScalarIsAShapeError) {
+  // axes [0] of a scalar: an axis the input does not have (its size used to be read from the
+  // empty shape). Both the attribute (ReduceMax-13) and the input (ReduceSum-13) forms.
+  Tensor x = Tensor::scalar(2.0, DType::F32, "cpu");
+  for (const std::string op : {"ReduceMax", "ReduceSum"}) {
+    SCOPED_TRACE(op);
+    pb::ModelProto p = model(13);
+    auto* g = p.mutable_graph();
+    *g->add_input() = tensor_info("x", pb::TensorProto::FLOAT, {});
+    *g->add_output() = tensor_info("y", pb::TensorProto::FLOAT, {});
+    pb::NodeProto n = node(op, {"x"}, {"y"}, "r");
+    if (op == "ReduceSum") {
+      pb::TensorProto axes;
+      axes.set_name("axes");
+      axes.set_data_type(pb::TensorProto::INT64);
+      axes.add_dims(1);
+      axes.add_int64_data(0);
+      *g->add_initializer() = axes;
+      n.add_input("axes");
+    } else {
+      auto* a = n.add_attribute();
+      a->set_name("axes");
+      a->set_type(pb::AttributeProto::INTS);
+      a->add_ints(0);
+    }
+    *g->add_node() = n;
+    Model m = Model::parse(bytes_of(p));
+    std::string msg = error_of([&] { m.run({Value(x)}); }, ErrorKind::Shape);
+    EXPECT_NE(msg.find(op + " node 'r'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("axes [0] name axes of a scalar input"), std::string::npos) << msg;
+  }
+}
+
+TEST(OnnxImport, TfIdfVectorizerWithAHugeMaxSkipCountEnds) {
+  // The bigram (1, 2) in [1, 2, 1, 2], with any number of skips: twice with none, once with 2
+  // (x[0], x[3]); wider skips fit no more, so a max_skip_count of 10^12 must not loop 10^12
+  // times.
+  pb::ModelProto p = model(13);
+  auto* g = p.mutable_graph();
+  *g->add_input() = tensor_info("x", pb::TensorProto::INT64, {4});
+  *g->add_output() = tensor_info("y", pb::TensorProto::FLOAT, {1});
+  pb::NodeProto n = node("TfIdfVectorizer", {"x"}, {"y"}, "tfidf");
+  auto ints = [&](const char* name, std::vector<int64_t> v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(pb::AttributeProto::INTS);
+    for (int64_t e : v) a->add_ints(e);
+  };
+  auto one = [&](const char* name, int64_t v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(pb::AttributeProto::INT);
+    a->set_i(v);
+  };
+  one("min_gram_length", 2);
+  one("max_gram_length", 2);
+  one("max_skip_count", int64_t{1'000'000'000'000});
+  ints("ngram_counts", {0, 0});
+  ints("ngram_indexes", {0});
+  ints("pool_int64s", {1, 2});
+  auto* mode = n.add_attribute();
+  mode->set_name("mode");
+  mode->set_type(pb::AttributeProto::STRING);
+  mode->set_s("TF");
+  *g->add_node() = n;
+  Model m = Model::parse(bytes_of(p));
+  Tensor x = Tensor::from_vector(std::vector<int64_t>{1, 2, 1, 2}, {4}, DType::I64, "cpu");
+  std::vector<Value> out = m.run({Value(x)});
+  EXPECT_EQ(out[0].tensor.to_f64(), (std::vector<double>{3}));
+}
+
 TEST(OnnxImport, ReadsTensorProtoFilesOfEveryStorageForm) {
   namespace fs = std::filesystem;
   fs::path path = fs::temp_directory_path() / "tessel_onnx_tensor.pb";

@@ -221,7 +221,7 @@ std::vector<Value> tfidf_vectorizer(NodeCtx& ctx) {
       const auto [n, at] = grams[gi];
       if (!wanted(n)) continue;
       for (int64_t row = 0; row < rows; ++row)
-        for (int64_t s = 0; s <= skips(n); ++s)
+        for (int64_t s = 0; s <= skips(n) && (n - 1) * (s + 1) < len; ++s)
           for (int64_t i = 0; i + (n - 1) * (s + 1) < len; ++i) {
             bool match = true;
             for (int64_t j = 0; j < n && match; ++j)
@@ -242,7 +242,7 @@ std::vector<Value> tfidf_vectorizer(NodeCtx& ctx) {
       if (wanted(g.n))
         for (int64_t s = 0; s <= skips(g.n); ++s) {
           const int64_t span = (g.n - 1) * (s + 1), positions = len - span;
-          if (positions <= 0) continue;
+          if (positions <= 0) break;  // wider skips fit even less (and max_skip may be huge)
           Tensor match;
           for (int64_t j = 0; j < g.n; ++j) {
             Tensor item = ctx.scalar_tensor(static_cast<double>(pool_ints[g.at + j]), x.dtype());

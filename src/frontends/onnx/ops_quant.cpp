@@ -178,6 +178,12 @@ Tensor integer_conv(const NodeCtx& ctx, const Tensor& x, const Tensor& x_zp, con
   for (const Tensor* t : {&x, &w})
     if (t->dtype() != DType::U8 && t->dtype() != DType::I8)
       ctx.fail(ErrorKind::DType, "takes u8 / i8 tensors, not ", dtype_name(t->dtype()));
+  // Checked before w's shape is used: a per-channel zero point is shaped [M, 1, ...] from it.
+  if (x.rank() < 3)
+    ctx.fail(ErrorKind::Shape, "x ", Value(x).describe(), " must be [N, C, spatial...]");
+  if (w.rank() != x.rank())
+    ctx.fail(ErrorKind::Shape, "w ", Value(w).describe(), " must have x's rank ", x.rank(),
+             " ([M, C/group, k...])");
   Tensor xf = centered(x, x_zp.defined() ? reshape(x_zp, {}) : Tensor(), DType::F64);
   Tensor wzp;
   if (w_zp.defined()) {
@@ -190,8 +196,6 @@ Tensor integer_conv(const NodeCtx& ctx, const Tensor& x, const Tensor& x_zp, con
     }
   }
   Tensor wf = centered(w, wzp, DType::F64);
-  if (x.rank() < 3)
-    ctx.fail(ErrorKind::Shape, "x ", Value(x).describe(), " must be [N, C, spatial...]");
   return op1("Conv", {xf, wf, Tensor()}, conv_attrs(ctx, x, w));
 }
 

@@ -9,9 +9,14 @@
 namespace tessel::onnx {
 namespace {
 
-// Axes in [0, rank), each once; a Shape error names a repeated or out-of-range axis.
+// Axes in [0, rank), each once; a Shape error names a repeated or out-of-range axis. A scalar
+// has no axis to name (normalize_axis lets axis 0 through for rank 0, where an op over "the"
+// axis of a scalar is meaningful; a reduction's axis list is not).
 std::vector<int64_t> normalized_axes(const NodeCtx& ctx, const std::vector<int64_t>& axes,
                                      int64_t rank) {
+  if (rank == 0 && !axes.empty())
+    ctx.fail(ErrorKind::Shape, "axes ", shape_str(axes),
+             " name axes of a scalar input, which has none");
   std::vector<int64_t> out;
   for (int64_t a : axes) {
     int64_t d = normalize_axis(ctx, a, rank);
