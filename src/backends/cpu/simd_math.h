@@ -136,9 +136,13 @@ inline Vf vrcp(Vf d) {
 // Horner evaluation of c[0] + c[1] x + ... + c[N-1] x^(N-1).
 template <size_t N>
 inline Vf vpoly(Vf x, const float (&c)[N]) {
-  Vf p = splat<Vf>(c[N - 1]);
-  for (size_t i = N - 1; i-- > 0;) p = p * x + c[i];
-  return p;
+  // Unrolled by construction: GCC -O2 left the 9- and 10-term ones a loop (15% of GELU's time).
+  return [&]<size_t... I>(std::index_sequence<I...>) {
+    Vf p = splat<Vf>(c[N - 1]);
+    ((p = p * x + c[N - 2 - I]), ...);
+    return p;
+  }
+  (std::make_index_sequence<N - 1>{});
 }
 
 // ---- Exponentials and logarithms ------------------------------------------------------------
@@ -233,15 +237,23 @@ inline Vf vlog1p(Vf x) {
 
 // ---- Sigmoid-like ---------------------------------------------------------------------------
 
+// |x| <= 4: x·P(x²)/Q(x²), a rational fitted for relative error (3.9 ulps at worst in f32 with
+// FMA, measured over every float there; 13 vector operations where the exp form takes ~35).
+// Beyond: 1 - 2/(e^{2|x|} + 1), evaluated only when a lane needs it (|x| > 4 is rare in
+// activations; the rational's P and Q overflow there anyway).
 inline Vf vtanh(Vf x) {
-  Vf a = vabs(x);
+  static constexpr float kP[] = {1.000000000e+00f, 1.299178451e-01f, 2.995910123e-03f,
+                                 9.805040463e-06f, -1.255375182e-08f};
+  static constexpr float kQ[] = {1.000000000e+00f, 4.632511735e-01f, 2.407964133e-02f,
+                                 2.377762576e-04f};
   Vf z = x * x;
-  static constexpr float kP[] = {-3.33332819422e-1f, 1.33314422036e-1f, -5.37397155531e-2f,
-                                 2.06390887954e-2f, -5.70498872745e-3f};
-  Vf small = vpoly(z, kP) * z * x + x;
-  Vf e = vexp(a > 10.0f ? splat<Vf>(20.0f) : a + a);  // tanh(10) rounds to 1 already; NaN on
+  Vf r = x * vpoly(z, kP) / vpoly(z, kQ);  // NaN stays NaN
+  Vf a = vabs(x);
+  Vi32 far = a > 4.0f;
+  if (!any(far)) return r;
+  Vf e = vexp(a > 10.0f ? splat<Vf>(20.0f) : a + a);  // tanh(10) rounds to 1 already
   Vf big = vcopysign(1.0f - 2.0f * vrcp(e + 1.0f), x);
-  return a < 0.625f ? small : big;
+  return far ? big : r;
 }
 
 // 1 / (1 + e^-x), from e^-|x| so neither tail loses precision.
