@@ -277,7 +277,10 @@ inline Vf erfc_tail(Vf t, Vf sq, Vf sq_lo) {
   static constexpr float kHi[] = {5.641903281e-01f,  -3.708124859e-05f, -2.813354731e-01f,
                                   -8.259315044e-03f, 4.730841219e-01f,  -1.443004161e-01f,
                                   -1.115922451e+00f, 1.775689840e+00f,  -8.989049196e-01f};
-  Vf f = u > 0.4f ? vpoly(u - 0.4f, kLo) : vpoly(u, kHi);
+  // t < 2.5 in every lane (the common case in activations) needs the first piece only.
+  Vi32 lo = u > 0.4f;
+  Vf f = vpoly(u - 0.4f, kLo);
+  if (any(~lo)) f = lo ? f : vpoly(u, kHi);
 #if defined(TESSEL_CPU_ISA_AVX2) || defined(TESSEL_CPU_ISA_AVX512) || defined(__aarch64__)
   Vf e = vexp(-sq) * (1.0f - sq_lo);  // sq_lo is an FMA's rounding error: tiny
 #else
