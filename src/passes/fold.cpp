@@ -33,9 +33,10 @@ Graph fold_constants(const Graph& g, int64_t max_elements) {
   });
 }
 
-// A frozen batch norm after a convolution whose weights and statistics are constants is folded
-// into the convolution: with s = gamma / sqrt(var + eps) per output channel, w' = w·s and
-// b' = (b − mean)·s + beta (computed in f64). One pass over the output fewer; f32 / f64 only.
+// A frozen batch norm after a convolution (Conv or ConvTranspose2d) whose weights and statistics
+// are constants is folded into the convolution: with s = gamma / sqrt(var + eps) per output
+// channel, w' = w·s and b' = (b − mean)·s + beta (computed in f64). One pass over the output
+// fewer; f32 / f64 only.
 Graph fold_batch_norms(const Graph& g) {
   std::vector<int> uses(g.size(), 0);
   for (const Node& n : g.nodes())
@@ -47,7 +48,9 @@ Graph fold_batch_norms(const Graph& g) {
     if (n.kind != OpKind::BatchNormInference) return std::vector<Value>{};
     const Node& conv = g.node(n.inputs[0].node);
     const DType dt = n.outputs[0].dtype;
-    if (conv.kind != OpKind::Conv || uses[conv.id] != 1 || (dt != DType::F32 && dt != DType::F64))
+    const bool transposed = conv.kind == OpKind::ConvTranspose2d;
+    if ((conv.kind != OpKind::Conv && !transposed) || uses[conv.id] != 1 ||
+        (dt != DType::F32 && dt != DType::F64))
       return std::vector<Value>{};
     for (size_t i = 1; i < n.inputs.size(); ++i)
       if (n.inputs[i].valid() && !constant(n.inputs[i])) return std::vector<Value>{};
@@ -62,7 +65,19 @@ Graph fold_batch_norms(const Graph& g) {
     const HostTensor w = lit(conv.inputs[1]);
     const HostTensor b =
         conv.inputs.size() > 2 && conv.inputs[2].valid() ? lit(conv.inputs[2]) : HostTensor{};
-    const int64_t channels = w.shape[0], per = w.numel() / std::max<int64_t>(channels, 1);
+    // Conv's w is [O, C/groups, k...]; ConvTranspose2d's [C, O/groups, kh, kw], its output
+    // channel (c / (C/groups))·(O/groups) + j for w[c, j].
+    const int64_t groups = conv.attrs.i("groups");
+    const int64_t per_out = transposed ? w.shape[1] : 0;  // O/groups
+    const int64_t channels = transposed ? per_out * groups : w.shape[0];
+    const int64_t per =
+        transposed ? w.shape[2] * w.shape[3] : w.numel() / std::max<int64_t>(channels, 1);
+    const int64_t in_per_group = transposed ? w.shape[0] / std::max<int64_t>(groups, 1) : 0;
+    auto channel_of = [&](int64_t i) {  // the output channel of weight element i
+      if (!transposed) return i / per;
+      const int64_t j = i / per % per_out, c = i / (per * per_out);
+      return c / in_per_group * per_out + j;
+    };
     // Channel o of a statistic ([C], or one value broadcast); `fallback` when it is absent.
     auto at = [&](const HostTensor& t, int64_t o, double fallback) {
       return !t.storage ? fallback : t.get_f64(t.numel() == 1 ? 0 : o);
@@ -71,16 +86,17 @@ Graph fold_batch_norms(const Graph& g) {
       if (t->storage && t->numel() != 1 && t->numel() != channels) return std::vector<Value>{};
     const double eps = n.attrs.f("eps");
     HostTensor w2 = HostTensor::empty(w.dtype, w.shape), b2 = HostTensor::empty(dt, {channels});
+    std::vector<double> scale(static_cast<size_t>(channels));
     for (int64_t o = 0; o < channels; ++o) {
-      const double s = at(gamma, o, 1.0) / std::sqrt(at(var, o, 0.0) + eps);
-      for (int64_t i = 0; i < per; ++i) w2.set_f64(o * per + i, w.get_f64(o * per + i) * s);
-      b2.set_f64(o, (at(b, o, 0.0) - at(mean, o, 0.0)) * s + at(beta, o, 0.0));
+      scale[o] = at(gamma, o, 1.0) / std::sqrt(at(var, o, 0.0) + eps);
+      b2.set_f64(o, (at(b, o, 0.0) - at(mean, o, 0.0)) * scale[o] + at(beta, o, 0.0));
     }
+    for (int64_t i = 0; i < w.numel(); ++i) w2.set_f64(i, w.get_f64(i) * scale[channel_of(i)]);
     const std::vector<Value> conv_inputs = {
         in[0].valid() ? out.node(in[0].node).inputs[0] : Value{},
         out.constant(std::move(w2), g.node(conv.inputs[1].node).name),
         out.constant(std::move(b2), n.name)};
-    return out.add(OpKind::Conv, conv.attrs, conv_inputs, conv.name);
+    return out.add(conv.kind, conv.attrs, conv_inputs, conv.name);
   });
 }
 
