@@ -47,6 +47,7 @@ struct Step {
   DType out;
   std::vector<int> args;  // buffer slots of the inputs
   int slot;
+  bool fma = false;  // Binary Add of a Mul merged into it: args[0]·args[1] + args[2]
 };
 
 struct Plan {
@@ -65,6 +66,41 @@ bool dense(const HostTensor& t) {
     expect *= t.shape[d];
   }
   return true;
+}
+
+// An f32 Add one of whose operands is an f32 Mul read nowhere else becomes one step,
+// a·b + c through an FMA: one pass over the block fewer (affine maps are Mul then Add), and one
+// rounding fewer, as the contracted unfused graph.
+void merge_multiply_adds(Plan& p, int result_slot) {
+  std::vector<int> uses(static_cast<size_t>(p.slots), 0),
+      producer(static_cast<size_t>(p.slots), -1);
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    producer[p.steps[i].slot] = static_cast<int>(i);
+    for (int a : p.steps[i].args) ++uses[a];
+  }
+  if (result_slot >= 0) ++uses[result_slot];
+  std::vector<bool> gone(p.steps.size(), false);
+  for (Step& add : p.steps) {
+    if (add.kind != OpKind::Binary || add.op != static_cast<int>(BinaryOp::Add) ||
+        add.out != DType::F32)
+      continue;
+    for (int side = 0; side < 2; ++side) {
+      const int m = producer[add.args[side]];
+      if (m < 0 || gone[m] || uses[add.args[side]] != 1) continue;
+      const Step& mul = p.steps[m];
+      if (mul.kind != OpKind::Binary || mul.op != static_cast<int>(BinaryOp::Mul) ||
+          mul.out != DType::F32)
+        continue;
+      add.args = {mul.args[0], mul.args[1], add.args[1 - side]};
+      add.fma = true;
+      gone[m] = true;
+      break;
+    }
+  }
+  std::vector<Step> kept;
+  for (size_t i = 0; i < p.steps.size(); ++i)
+    if (!gone[i]) kept.push_back(std::move(p.steps[i]));
+  p.steps = std::move(kept);
 }
 
 Plan plan_body(const Node& node, const Graph& body, std::span<const HostTensor> in,
@@ -119,6 +155,7 @@ Plan plan_body(const Node& node, const Graph& body, std::span<const HostTensor> 
     for (Value v : n.inputs) st.args.push_back(p.slot[v.node]);
     p.steps.push_back(std::move(st));
   }
+  merge_multiply_adds(p, p.slot[body.outputs.at(0).node]);
   return p;
 }
 
@@ -216,7 +253,10 @@ void run_step(const Step& n, const float* const* arg, float* y, int64_t len) {
       activation_f32(static_cast<ActivationKind>(n.op), n.a, arg[0], y, len);
       break;
     case OpKind::Binary:
-      binary_block(static_cast<BinaryOp>(n.op), arg[0], arg[1], y, len);
+      if (n.fma)
+        map3(arg[0], arg[1], arg[2], y, len, [](Vf a, Vf b, Vf c) { return a * b + c; });
+      else
+        binary_block(static_cast<BinaryOp>(n.op), arg[0], arg[1], y, len);
       break;
     case OpKind::Compare:
       compare_block(static_cast<CmpOp>(n.op), arg[0], arg[1], y, len);
