@@ -41,6 +41,11 @@ def sh(cmd):
         return "?"
 
 
+def local_changes():
+    """Uncommitted changes to tracked files other than the results this run is writing."""
+    return sh("git status --porcelain -uno -- . ':(exclude)bench/results'")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", required=True)
@@ -68,7 +73,7 @@ def main():
     p = out.append
     p("# cpu benchmark: Tessel against OpenBLAS, numpy, PyTorch and ONNX Runtime\n")
     p(f"- Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; commit "
-      f"`{sh('git rev-parse --short HEAD')}`{' (with local changes)' if sh('git status --porcelain -uno') else ''}.")
+      f"`{sh('git rev-parse --short HEAD')}`{' (with local changes)' if local_changes() else ''}.")
     model = sh("lscpu | sed -n 's/^Model name: *//p'")
     mem = sh("free -g | awk '/Mem:/ {print $2}'")
     isa = machine.get("tessel_isa", {}).get("isa", "?")
