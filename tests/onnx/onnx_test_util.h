@@ -40,14 +40,21 @@ inline pb::NodeProto node(const std::string& op, const std::vector<std::string>&
   return n;
 }
 
-inline pb::TensorProto float_tensor(const std::string& name, const std::vector<int64_t>& dims,
-                                    const std::vector<float>& values) {
+// A tensor of `type` with `dims`, its values stored by `add` (float_data, int32_data, ...).
+template <class T, class Add>
+pb::TensorProto tensor_of(const std::string& name, pb::TensorProto::DataType type,
+                          const std::vector<int64_t>& dims, const std::vector<T>& values, Add add) {
   pb::TensorProto t;
   t.set_name(name);
-  t.set_data_type(pb::TensorProto::FLOAT);
+  t.set_data_type(type);
   for (int64_t d : dims) t.add_dims(d);
-  for (float v : values) t.add_float_data(v);
+  for (T v : values) (t.*add)(v);
   return t;
+}
+
+inline pb::TensorProto float_tensor(const std::string& name, const std::vector<int64_t>& dims,
+                                    const std::vector<float>& values) {
+  return tensor_of(name, pb::TensorProto::FLOAT, dims, values, &pb::TensorProto::add_float_data);
 }
 
 inline pb::ModelProto model(int opset = 13) {

@@ -353,12 +353,7 @@ TEST(OnnxImport, ConvIntegerWithAScalarWeightIsAShapeError) {
   *g->add_input() = tensor_info("x", pb::TensorProto::UINT8, {1, 1, 3, 3});
   *g->add_output() = tensor_info("y", pb::TensorProto::INT32, {});
   auto u8 = [](const std::string& name, const std::vector<int64_t>& dims, std::vector<int> v) {
-    pb::TensorProto t;
-    t.set_name(name);
-    t.set_data_type(pb::TensorProto::UINT8);
-    for (int64_t d : dims) t.add_dims(d);
-    for (int e : v) t.add_int32_data(e);
-    return t;
+    return tensor_of(name, pb::TensorProto::UINT8, dims, v, &pb::TensorProto::add_int32_data);
   };
   *g->add_initializer() = u8("w", {}, {1});
   *g->add_initializer() = u8("wzp", {2}, {0, 0});
