@@ -1,8 +1,8 @@
 // Width-generic vector math for the cpu kernels: f32 exp, log, tanh, erf, trig, hyperbolic and
 // friends on Vf (a few on Vd), each within a few ulp of the correctly rounded value over the
 // whole range, with IEEE special cases (inf, NaN, -0 where it matters, denormals) as std:: has
-// them. Polynomials are Cephes' (exp, log, tanh, trig, inverse trig) or fitted for this file
-// (erf / erfc). Include after every other header, like simd.h.
+// them. Polynomials are Cephes' (exp, log, trig, inverse trig) or fitted for this file (erf /
+// erfc, and tanh's rational). Include after every other header, like simd.h.
 #pragma once
 
 #include <cmath>

@@ -457,6 +457,7 @@ void run_region_body_tile(const RegionBody& rb, int64_t start, int64_t ld, int64
   float* y = reinterpret_cast<float*>(rb.y.data()) + start;
   auto [buf, at] = body_scratch(rb);
   float* block = buf.data() + static_cast<size_t>(rb.plan.slots) * kBlock;
+  const bool in_place = !rb.plan.steps.empty() && rb.plan.steps.back().slot == rb.result;
   int64_t r = 0, c = 0;
   while (r < rows) {
     const int64_t r0 = r, c0 = c;
@@ -469,7 +470,6 @@ void run_region_body_tile(const RegionBody& rb, int64_t start, int64_t ld, int64
       if (c == cols) c = 0, ++r;
     }
     at[rb.y_slot] = block;
-    const bool in_place = !rb.plan.steps.empty() && rb.plan.steps.back().slot == rb.result;
     run_steps(rb.plan, m, buf.data(), at, in_place ? block : nullptr);
     const float* res = at[rb.result];
     for (int64_t done = 0, rr = r0, cc = c0; done < m;) {
