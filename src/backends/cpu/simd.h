@@ -165,6 +165,15 @@ template <int Half, class V>
 inline V zip(V a, V b) {
   return zip_lanes<Half>(a, b, std::make_index_sequence<kLanes<V>>{});
 }
+// Lanes 0, 2, 4, ... of a then b: the even elements of the 2·lanes that a, b hold in order.
+template <class V, size_t... I>
+inline V even_lanes_of(V a, V b, std::index_sequence<I...>) {
+  return __builtin_shufflevector(a, b, static_cast<int>(2 * I)...);
+}
+template <class V>
+inline V even_lanes(V a, V b) {
+  return even_lanes_of(a, b, std::make_index_sequence<kLanes<V>>{});
+}
 // The sum in a tree of log2(lanes) shuffles and adds, not a serial chain through memory (which
 // was 5% of a 512-wide softmax row).
 template <class V, int Step = kLanes<V> / 2>
