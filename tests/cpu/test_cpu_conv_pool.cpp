@@ -91,15 +91,21 @@ TEST(CpuConvPool, ConvThreaded) {
   conv_parity(OpKind::Conv, cases[0], DType::F64, true, cases[0].w[0]);
 }
 
-// Unstrided convolutions with output rows of 16 or more pack the gemm's B panels straight from
-// x: runs crossing micro-panels and output rows, padding and dilation on both sides, depth, more
-// than one k block (K = 360), and more output channels than one row block holds (M = 300).
+// Convolutions with output rows of 16 or more, unstrided or of stride 2 along the row, pack the
+// gemm's B panels straight from x: runs crossing micro-panels and output rows, padding and
+// dilation on both sides, depth, more than one k block (K = 360), and more output channels than
+// one row block holds (M = 300). Stride 2: odd and even rows, padded or not, and a 1×1 whose
+// last tap is x's last element (a read past it fails the sanitizer build).
 TEST(CpuConvPool, ConvPanelsPackedFromTheInput) {
   const std::vector<ConvCase> cases = {
       {{1, 40, 20, 37}, {300, 40, 3, 3}, {}, {1, 1}, {}},
       {{2, 8, 19, 41}, {20, 8, 3, 3}, {1, 1}, {2, 3, 2, 1}, {2, 2}},
       {{1, 4, 5, 6, 24}, {6, 4, 3, 3, 3}, {}, {1, 1, 1}, {}},
       {{2, 6, 17, 21}, {10, 3, 2, 4}, {2, 1}, {0, 2, 1, 1}, {1, 1}, 2, false},
+      {{1, 3, 41, 67}, {16, 3, 3, 3}, {2, 2}, {1, 1}, {}},
+      {{2, 5, 13, 40}, {7, 5, 1, 1}, {2, 2}, {}, {}},
+      {{1, 4, 9, 70}, {6, 2, 3, 5}, {1, 2}, {1, 2, 0, 1}, {1, 2}, 2, false},
+      {{1, 1, 3, 33}, {2, 1, 1, 1}, {2, 2}, {}, {}},
   };
   for (const ConvCase& c : cases) {
     conv_parity(OpKind::Conv, c, DType::F32, false, c.w[0]);

@@ -48,12 +48,15 @@ struct GemmOperand {
   const GemmPanels* panels = nullptr;
 };
 
-// Applied to C after the full sum, in this order: C += bias (per column, contiguous [n]);
-// C = act(C) (alpha NaN: the kind's default); C *= mul (row-major, leading dimension ld_mul);
-// tile(tile_ctx, c, ldc, i0, i1, j0, j1) on the block of C just finished (C's row 0 at c; a
-// fused kind's own epilogue, run while the block is in cache).
+// Applied to C after the full sum, in this order: C += row_bias (per row, contiguous [m]: a
+// convolution's bias, added to each block of C while it is in cache instead of filling C before
+// an accumulating product) and C += bias (per column, contiguous [n]); C = act(C) (alpha NaN: the
+// kind's default); C *= mul (row-major, leading dimension ld_mul); tile(tile_ctx, c, ldc, i0, i1,
+// j0, j1) on the block of C just finished (C's row 0 at c; a fused kind's own epilogue, run while
+// the block is in cache).
 template <class T>
 struct GemmEpilogue {
+  const T* row_bias = nullptr;
   const T* bias = nullptr;
   ActivationKind act = ActivationKind::Identity;
   T alpha = std::numeric_limits<T>::quiet_NaN();
@@ -82,8 +85,8 @@ inline void gemm_ex(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const
     gemm_ex_f64(m, n, k, a, b, c, ldc, accumulate, epilogue);
 }
 
-// Applies `ep` to rows [i0, i1) × columns [j0, j1) of C (c: row 0; bias by column, mul by
-// row and column). Defined for float and double.
+// Applies `ep` to rows [i0, i1) × columns [j0, j1) of C (c: row 0; row_bias by row, bias by
+// column, mul by row and column). Defined for float and double.
 template <class T>
 void apply_gemm_epilogue(const GemmEpilogue<T>& ep, T* c, int64_t ldc, int64_t i0, int64_t i1,
                          int64_t j0, int64_t j1);

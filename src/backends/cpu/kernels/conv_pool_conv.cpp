@@ -147,9 +147,10 @@ template void im2col_rows(const ConvGeo&, const double*, int64_t, int64_t, int64
 
 namespace {
 
-// The gemm's B for one (image, group) of an unstrided convolution, packed straight from x
-// (GemmPanels): each row of B (a channel and tap) over the requested positions is one run of
-// x per output row, copied by vectors into the micro-panels it spans. No im2col matrix is
+// The gemm's B for one (image, group) of a convolution of row stride 1 or 2, packed straight
+// from x (GemmPanels): each row of B (a channel and tap) over the requested positions is one
+// run of x per output row (every other element for stride 2), copied by vectors into the
+// micro-panels it spans. No im2col matrix is
 // written to memory and read back.
 template <class T>
 struct ConvPanels {
@@ -165,12 +166,25 @@ void pack_conv_panels(const void* ctx, int64_t p0, int64_t kc, int64_t j0, int64
   constexpr int L = kLanes<V>;
   const ConvPanels<T>& cp = *static_cast<const ConvPanels<T>*>(ctx);
   const ConvGeo& g = *cp.g;
-  // dst[0 .. n) = src[0 .. n) (or zeros), by vectors.
-  auto put = [](T* dst, const T* src, int64_t n) {
+  const int64_t stride = g.w.stride[2];  // 1 or 2
+  // dst[0 .. n) = src[0], src[stride], ... (or zeros), by vectors; stride 2 by deinterleaving
+  // two vectors, never reading past src[2(n - 1)].
+  auto put = [stride](T* dst, const T* src, int64_t n) {
     int64_t i = 0;
     if (src == nullptr) {
       for (; i + L <= n; i += L) store(dst + i, V{});
       if (i < n) store_partial(dst + i, V{}, static_cast<int>(n - i));
+      return;
+    }
+    if (stride == 2) {
+      for (; i + L < n; i += L)
+        store(dst + i, even_lanes(load<V>(src + 2 * i), load<V>(src + 2 * i + L)));
+      if (i < n) {
+        const int rest = static_cast<int>(n - i), m = 2 * rest - 1;
+        const V a = load_partial<V>(src + 2 * i, m < L ? m : L);
+        const V b = m > L ? load_partial<V>(src + 2 * i + L, m - L) : V{};
+        store_partial(dst + i, even_lanes(a, b), rest);
+      }
       return;
     }
     for (; i + L <= n; i += L) store(dst + i, load<V>(src + i));
@@ -179,14 +193,15 @@ void pack_conv_panels(const void* ctx, int64_t p0, int64_t kc, int64_t j0, int64
       store_partial(dst + i, load_partial<V>(src + i, rest), rest);
     }
   };
-  // Columns [at, at + n) of row p from src (nullptr: zeros), split at micro-panel boundaries.
+  // Columns [at, at + n) of row p from src (every stride-th element; nullptr: zeros), split at
+  // micro-panel boundaries.
   auto emit = [&](int64_t p, int64_t at, const T* src, int64_t n) {
     while (n > 0) {
       const int64_t in_panel = at % nr, piece = std::min<int64_t>(n, nr - in_panel);
       put(static_cast<T*>(out) + (at - in_panel) * kc + p * nr + in_panel, src, piece);
       at += piece;
       n -= piece;
-      if (src != nullptr) src += piece;
+      if (src != nullptr) src += piece * stride;
     }
   };
   const int64_t padded = (nc + nr - 1) / nr * nr;
@@ -213,22 +228,28 @@ void pack_conv_panels(const void* ctx, int64_t p0, int64_t kc, int64_t j0, int64
                     const RowSpan<T> r = window_span(g, cp.xg, t, od, oh, ow, len);
                     if (r.src == nullptr) return emit(p, at, nullptr, len);
                     emit(p, at, nullptr, r.a - ow);
-                    emit(p, at + (r.a - ow), r.src + r.a, r.b - r.a);
+                    emit(p, at + (r.a - ow), r.src + r.a * stride, r.b - r.a);
                     emit(p, at + (r.b - ow), nullptr, ow + len - r.b);
                   });
     emit(p, nc, nullptr, padded - nc);
   }
 }
 
-// y (holding the bias) += conv(x, w) by gemm: per (image, group), the group's weights times the
-// im2col matrix of its input. A 1×1 convolution (unstrided, unpadded) reads x as B in place; one
-// whose output rows are 16 or more positions long and unstrided packs B's micro-panels straight
+// y = conv(x, w) + bias (may be null) by gemm: per (image, group), the group's weights times the
+// im2col matrix of its input, the bias added to each block of y by the gemm's epilogue while the
+// block is in cache (filling y with the bias first cost a pass over y and a read of y in every
+// micro-kernel: a 16→32-channel 1×1 convolution at 320×320 took 2.1 ms, 1.0-1.3 ms without).
+// A 1×1 convolution (unstrided, unpadded) reads x as B in place; one whose output rows are 16 or
+// more positions long, unstrided or of stride 2 along the row, packs B's micro-panels straight
 // from x (pack_conv_panels); any other writes im2col blocks of output positions and multiplies
 // them (short rows make pack_conv_panels' runs too short to pay: ResNet's 7×7 layer 4 ran 18%
-// slower through it).
+// slower through it; im2col's element loop for stride 2 made PaddleOCR det's 3×3 stride-2 stem
+// 3.0 ms against 1.6 ms through the panels, caches cold).
 template <class T>
-void conv_gemm(const ConvGeo& g, const T* x, const T* wt, T* y, const GemmEpilogue<T>* ep) {
+void conv_gemm(const ConvGeo& g, const T* x, const T* wt, const T* bias, T* y,
+               const GemmEpilogue<T>* ep) {
   if (g.K == 0) {  // no input channels: y is the bias
+    fill_bias(y, bias, g.N * g.O, g.O, g.P);
     if (ep != nullptr && ep->tile != nullptr) ep->tile(ep->tile_ctx, y, g.P, 0, g.N * g.O, 0, g.P);
     return;
   }
@@ -236,7 +257,7 @@ void conv_gemm(const ConvGeo& g, const T* x, const T* wt, T* y, const GemmEpilog
   bool direct = g.KK == 1;
   for (int d = 0; d < 3; ++d)
     direct = direct && w.stride[d] == 1 && w.pad[d] == 0 && w.pad_end[d] == 0;
-  const bool panels = !direct && w.stride[2] == 1 && w.out[2] >= 16;
+  const bool panels = !direct && (w.stride[2] == 1 || w.stride[2] == 2) && w.out[2] >= 16;
   int64_t units = g.N * g.G, threads = num_threads();
   // Without im2col blocks: one gemm per (image, group), threaded inside when there are fewer of
   // those than threads (3 blocks on 2 threads left one idle a third of the time: the 1×1 convs
@@ -263,10 +284,13 @@ void conv_gemm(const ConvGeo& g, const T* x, const T* wt, T* y, const GemmEpilog
     const T* xg = x + (n * g.C + gi * g.cpg) * g.X;
     const T* wg = wt + gi * g.opg * g.K;
     T* yg = y + (n * g.O + gi * g.opg) * g.P + p0;
+    GemmEpilogue<T> e = ep != nullptr ? *ep : GemmEpilogue<T>{};
+    e.row_bias = bias != nullptr ? bias + gi * g.opg : nullptr;
+    const GemmEpilogue<T>* ebp = e.row_bias != nullptr || e.tile != nullptr ? &e : nullptr;
     constexpr DType dt = kDTypeOf<T>;
     if (direct)
-      return gemm_ex<T>(g.opg, cols, g.K, {wg, dt, g.K, 1}, {xg + p0, dt, g.X, 1}, yg, g.P, true,
-                        ep);
+      return gemm_ex<T>(g.opg, cols, g.K, {wg, dt, g.K, 1}, {xg + p0, dt, g.X, 1}, yg, g.P, false,
+                        ebp);
     if (panels) {
       ConvPanels<T> cp{&g, xg, {}};
       for (int64_t kw = 0; kw < w.k[2]; ++kw) cp.by_kw.push_back(tap_of(g, kw));
@@ -274,7 +298,7 @@ void conv_gemm(const ConvGeo& g, const T* x, const T* wt, T* y, const GemmEpilog
       GemmOperand b;
       b.dtype = kDTypeOf<T>;
       b.panels = &source;
-      return gemm_ex<T>(g.opg, g.P, g.K, {wg, dt, g.K, 1}, b, yg, g.P, true, ep);
+      return gemm_ex<T>(g.opg, g.P, g.K, {wg, dt, g.K, 1}, b, yg, g.P, false, ebp);
     }
     if (threaded)
       parallel_for(g.K, std::max<int64_t>(1, kGrainWork / cols), [&](int64_t b, int64_t e) {
@@ -282,7 +306,7 @@ void conv_gemm(const ConvGeo& g, const T* x, const T* wt, T* y, const GemmEpilog
       });
     else
       im2col_rows(g, xg, p0, p1, 0, g.K, col, cols);
-    gemm_ex<T>(g.opg, cols, g.K, {wg, dt, g.K, 1}, {col, dt, cols, 1}, yg, g.P, true, ep);
+    gemm_ex<T>(g.opg, cols, g.K, {wg, dt, g.K, 1}, {col, dt, cols, 1}, yg, g.P, false, ebp);
   };
   int64_t items = units * blocks;
   if (threads > 1 && items >= threads) {
@@ -482,8 +506,7 @@ void conv_typed(const Node& node, std::span<const HostTensor> in, std::span<Host
   if (g.cpg == 1 && g.opg <= 8) {
     conv_depthwise(g, xs, ws, bs, ys, epp);
   } else {
-    fill_bias(ys, bs, g.N * g.O, g.O, g.P);
-    conv_gemm(g, xs, ws, ys, epp);
+    conv_gemm(g, xs, ws, bs, ys, epp);
   }
   finish_output(ys, y);
 }

@@ -619,8 +619,16 @@ void gemm_any(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const GemmO
 template <class T>
 void apply_gemm_epilogue(const GemmEpilogue<T>& ep, T* c, int64_t ldc, int64_t i0, int64_t i1,
                          int64_t j0, int64_t j1) {
+  using V = VecT<T>;
+  constexpr int L = kLanes<V>;
   for (int64_t i = i0; i < i1; ++i) {
     T* row = c + i * ldc;
+    if (ep.row_bias != nullptr) {
+      const T b = ep.row_bias[i];
+      int64_t j = j0;
+      for (; j + L <= j1; j += L) store(row + j, load<V>(row + j) + b);
+      for (; j < j1; ++j) row[j] += b;
+    }
     if (ep.bias != nullptr)
       for (int64_t j = j0; j < j1; ++j) row[j] += ep.bias[j];
     if (ep.act != ActivationKind::Identity) {
