@@ -2,6 +2,10 @@
 // natively, and the fused graph computes what the unfused one does.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <iterator>
+#include <string>
+
 #include "ir/builder.h"
 #include "op_test_util.h"
 
@@ -145,6 +149,52 @@ TEST(Fuse, ValuesUsedTwiceInsideOneChainFuse) {
   std::vector<HostTensor> got = run_graph(fused, cpu, args);
   std::vector<HostTensor> want = compile_for(g, backend("reference"))->run(args);
   for (size_t i = 0; i < want.size(); ++i) expect_close(got[i], want[i], 1e-6, 1e-6);
+}
+
+// HardSwish spelled out (x·clamp(x + 3, 0, 6) / 6, as ONNX exports write it: Max / Min or Clip,
+// operands either way round) runs in the cpu region as one HardSwish step; it rounds as the
+// unfused steps do, so the fused result is bit for bit the unfused one, NaN, ±inf, ±0 and the
+// clamp's corners included. Near misses (a divisor of 6.5, x·clamp(-x + 3, 0, 6) / 6) stay
+// steps.
+TEST(Fuse, RegionHardSwishSpelledOutIsExact) {
+  const Backend& cpu = backend("cpu");
+  const int64_t n = 2 * 512 + 9;
+  for (int form = 0; form < 4; ++form) {
+    Graph g;
+    GraphBuilder b(g);
+    Value x = g.input(DType::F32, {n});
+    auto k = [&](double v) { return b.scalar(v, DType::F32); };
+    Value t = form == 1 ? b.add(k(3), x) : b.add(form == 3 ? b.neg(x) : x, k(3));
+    Value c = form == 0   ? b.clamp(t, 0, 6)
+              : form == 1 ? b.minimum(k(6), b.maximum(k(0), t))
+                          : b.minimum(b.maximum(t, k(0)), k(6));
+    Value m = form == 1 ? b.mul(c, x) : b.mul(x, c);
+    g.outputs = {b.div(m, k(form == 2 ? 6.5 : 6))};
+    Graph legal = legalize(g, cpu);
+    Graph fused = fuse(legal, cpu);
+    EXPECT_EQ(count(fused, OpKind::ElementwiseRegion), 1) << fused.to_string();
+    HostTensor xv = random_tensor(DType::F32, {n}, 11, -8, 8);
+    const float special[] = {NAN,
+                             INFINITY,
+                             -INFINITY,
+                             0.0f,
+                             -0.0f,
+                             -3.0f,
+                             3.0f,
+                             std::nextafter(-3.0f, 0.0f),
+                             std::nextafter(-3.0f, -4.0f),
+                             std::nextafter(3.0f, 4.0f),
+                             1e-30f,
+                             -1e-30f,
+                             3e38f,
+                             -3e38f};
+    for (size_t i = 0; i < std::size(special); ++i)
+      xv.set_f64(static_cast<int64_t>(37 * i), special[i]);
+    std::vector<HostTensor> args = {xv};
+    HostTensor got = run_graph(fused, cpu, args)[0];
+    HostTensor want = run_graph(legal, cpu, args)[0];
+    expect_close(got, want, 0, 0, "form " + std::to_string(form));
+  }
 }
 
 // A region reading a convolution's output (its only use) and otherwise constants joins it as

@@ -68,39 +68,144 @@ bool dense(const HostTensor& t) {
   return true;
 }
 
+// Reads elements [start, start + len) (row-major over the view's shape) as f32.
+void read_block(const HostTensor& v, int64_t start, int64_t len, float* dst) {
+  int r = v.rank();
+  if (r == 0) {
+    to_f32(v.data(), v.dtype, 0, dst, 1);
+    for (int64_t i = 1; i < len; ++i) dst[i] = dst[0];
+    return;
+  }
+  int64_t idx[kMaxRank];
+  int64_t rem = start;
+  for (int d = r - 1; d >= 0; --d) {
+    idx[d] = rem % v.shape[d];
+    rem /= v.shape[d];
+  }
+  int64_t done = 0;
+  while (done < len) {
+    int64_t off = v.offset;
+    for (int d = 0; d < r; ++d) off += idx[d] * v.strides[d];
+    int64_t run = std::min(len - done, v.shape[r - 1] - idx[r - 1]);
+    to_f32(v.storage->bytes.get() + off * dtype_size(v.dtype), v.dtype, v.strides[r - 1],
+           dst + done, run);
+    done += run;
+    idx[r - 1] += run;
+    for (int d = r - 1; d > 0 && idx[d] == v.shape[d]; --d) {
+      idx[d] = 0;
+      ++idx[d - 1];
+    }
+  }
+}
+
+// For merging steps: how often each slot is read (the result counts once), which step writes
+// it, and which steps a merge has made redundant.
+struct StepUses {
+  std::vector<int> uses, producer;
+  std::vector<bool> gone;
+  StepUses(const Plan& p, int result_slot)
+      : uses(static_cast<size_t>(p.slots), 0),
+        producer(static_cast<size_t>(p.slots), -1),
+        gone(p.steps.size(), false) {
+    for (size_t i = 0; i < p.steps.size(); ++i) {
+      producer[p.steps[i].slot] = static_cast<int>(i);
+      for (int a : p.steps[i].args) ++uses[a];
+    }
+    if (result_slot >= 0) ++uses[result_slot];
+  }
+  // The f32 Binary `op` step writing `slot`, read only there and not merged yet; else null.
+  const Step* single_use(const Plan& p, int slot, OpKind kind, int op) const {
+    const int i = producer[slot];
+    if (i < 0 || gone[i] || uses[slot] != 1) return nullptr;
+    const Step& s = p.steps[i];
+    return s.kind == kind && s.op == op && s.out == DType::F32 ? &s : nullptr;
+  }
+  void drop(const Step* s, const Plan& p) { gone[s - p.steps.data()] = true; }
+  void erase_gone(Plan& p) const {
+    std::vector<Step> kept;
+    for (size_t i = 0; i < p.steps.size(); ++i)
+      if (!gone[i]) kept.push_back(std::move(p.steps[i]));
+    p.steps = std::move(kept);
+  }
+};
+
+// Whether `slot` is a one-element leaf (a scalar constant) equal to v.
+bool is_scalar(const Plan& p, int slot, float v) {
+  for (const Leaf& l : p.leaves)
+    if (l.slot == slot) {
+      if (!l.uniform) return false;
+      float x;
+      read_block(l.view, 0, 1, &x);
+      return x == v;
+    }
+  return false;
+}
+
+// x·clamp(x + 3, 0, 6) / 6 spelled out in f32 steps (ONNX exports write HardSwish so: Add, Max,
+// Min or Clip, Mul, Div; PaddleOCR's LCNet after every convolution) becomes one HardSwish step,
+// which computes it in the same order with the same roundings: four passes over the block fewer.
+void merge_hard_swishes(Plan& p, int result_slot) {
+  StepUses u(p, result_slot);
+  const auto bin = [](BinaryOp op) { return static_cast<int>(op); };
+  // The operand of a commutative step `s` other than the scalar v (-1 if neither is v).
+  const auto other_than = [&](const Step* s, float v) {
+    if (s == nullptr) return -1;
+    return is_scalar(p, s->args[1], v) ? s->args[0] : is_scalar(p, s->args[0], v) ? s->args[1] : -1;
+  };
+  for (Step& div : p.steps) {
+    if (div.kind != OpKind::Binary || div.op != bin(BinaryOp::Div) || div.out != DType::F32 ||
+        !is_scalar(p, div.args[1], 6))
+      continue;
+    const Step* mul = u.single_use(p, div.args[0], OpKind::Binary, bin(BinaryOp::Mul));
+    if (mul == nullptr) continue;
+    for (int side = 0; side < 2; ++side) {
+      const int x = mul->args[side], c = mul->args[1 - side];
+      // c = clamp(t, 0, 6): a Clamp step, or Min(Max(t, 0), 6).
+      const Step* clamp = u.single_use(p, c, OpKind::Clamp, 0);
+      const Step *mn = nullptr, *mx = nullptr;
+      int t = -1;
+      if (clamp != nullptr && clamp->a == 0 && clamp->b == 6) {
+        t = clamp->args[0];
+      } else {
+        mn = u.single_use(p, c, OpKind::Binary, bin(BinaryOp::Min));
+        const int m = other_than(mn, 6);
+        if (m >= 0) mx = u.single_use(p, m, OpKind::Binary, bin(BinaryOp::Max));
+        t = other_than(mx, 0);
+      }
+      if (t < 0) continue;
+      const Step* add = u.single_use(p, t, OpKind::Binary, bin(BinaryOp::Add));
+      if (other_than(add, 3) != x) continue;
+      for (const Step* s : {add, mx, mn, clamp, mul})
+        if (s != nullptr) u.drop(s, p);
+      div.kind = OpKind::Activation;
+      div.op = static_cast<int>(ActivationKind::HardSwish);
+      div.args = {x};
+      break;
+    }
+  }
+  u.erase_gone(p);
+}
+
 // An f32 Add one of whose operands is an f32 Mul read nowhere else becomes one step,
 // a·b + c through an FMA: one pass over the block fewer (affine maps are Mul then Add), and one
 // rounding fewer, as the contracted unfused graph.
 void merge_multiply_adds(Plan& p, int result_slot) {
-  std::vector<int> uses(static_cast<size_t>(p.slots), 0),
-      producer(static_cast<size_t>(p.slots), -1);
-  for (size_t i = 0; i < p.steps.size(); ++i) {
-    producer[p.steps[i].slot] = static_cast<int>(i);
-    for (int a : p.steps[i].args) ++uses[a];
-  }
-  if (result_slot >= 0) ++uses[result_slot];
-  std::vector<bool> gone(p.steps.size(), false);
+  StepUses u(p, result_slot);
   for (Step& add : p.steps) {
     if (add.kind != OpKind::Binary || add.op != static_cast<int>(BinaryOp::Add) ||
         add.out != DType::F32)
       continue;
     for (int side = 0; side < 2; ++side) {
-      const int m = producer[add.args[side]];
-      if (m < 0 || gone[m] || uses[add.args[side]] != 1) continue;
-      const Step& mul = p.steps[m];
-      if (mul.kind != OpKind::Binary || mul.op != static_cast<int>(BinaryOp::Mul) ||
-          mul.out != DType::F32)
-        continue;
-      add.args = {mul.args[0], mul.args[1], add.args[1 - side]};
+      const Step* mul =
+          u.single_use(p, add.args[side], OpKind::Binary, static_cast<int>(BinaryOp::Mul));
+      if (mul == nullptr) continue;
+      add.args = {mul->args[0], mul->args[1], add.args[1 - side]};
       add.fma = true;
-      gone[m] = true;
+      u.drop(mul, p);
       break;
     }
   }
-  std::vector<Step> kept;
-  for (size_t i = 0; i < p.steps.size(); ++i)
-    if (!gone[i]) kept.push_back(std::move(p.steps[i]));
-  p.steps = std::move(kept);
+  u.erase_gone(p);
 }
 
 Plan plan_body(const Node& node, const Graph& body, std::span<const HostTensor> in,
@@ -155,38 +260,9 @@ Plan plan_body(const Node& node, const Graph& body, std::span<const HostTensor> 
     for (Value v : n.inputs) st.args.push_back(p.slot[v.node]);
     p.steps.push_back(std::move(st));
   }
+  merge_hard_swishes(p, p.slot[body.outputs.at(0).node]);
   merge_multiply_adds(p, p.slot[body.outputs.at(0).node]);
   return p;
-}
-
-// Reads elements [start, start + len) (row-major over the view's shape) as f32.
-void read_block(const HostTensor& v, int64_t start, int64_t len, float* dst) {
-  int r = v.rank();
-  if (r == 0) {
-    to_f32(v.data(), v.dtype, 0, dst, 1);
-    for (int64_t i = 1; i < len; ++i) dst[i] = dst[0];
-    return;
-  }
-  int64_t idx[kMaxRank];
-  int64_t rem = start;
-  for (int d = r - 1; d >= 0; --d) {
-    idx[d] = rem % v.shape[d];
-    rem /= v.shape[d];
-  }
-  int64_t done = 0;
-  while (done < len) {
-    int64_t off = v.offset;
-    for (int d = 0; d < r; ++d) off += idx[d] * v.strides[d];
-    int64_t run = std::min(len - done, v.shape[r - 1] - idx[r - 1]);
-    to_f32(v.storage->bytes.get() + off * dtype_size(v.dtype), v.dtype, v.strides[r - 1],
-           dst + done, run);
-    done += run;
-    idx[r - 1] += run;
-    for (int d = r - 1; d > 0 && idx[d] == v.shape[d]; --d) {
-      idx[d] = 0;
-      ++idx[d - 1];
-    }
-  }
 }
 
 void binary_block(BinaryOp op, const float* a, const float* b, float* y, int64_t n) {
