@@ -113,6 +113,25 @@ TEST(CpuConvPool, ConvPanelsPackedFromTheInput) {
   }
 }
 
+// Row-stride-1 convolutions with at most 64 output channels a group run as an implicit GEMM on
+// AVX-512 (B read from a zero-padded band of input rows): output rows of exactly 16, of 17 (a
+// partial 32-wide tile) and of 100 (two full 48-wide tiles and a partial one); channel counts
+// that fill no 8-row panel; asymmetric padding, dilation and row stride 2 / dilation 2 across
+// bands; groups; a 1×3 and a 1-D kernel; no bias; several images; 64 channels of a 56×56 plane.
+TEST(CpuConvPool, ConvImplicitGemm) {
+  const std::vector<ConvCase> cases = {
+      {{1, 5, 18, 18}, {7, 5, 3, 3}, {}, {}, {}},
+      {{2, 3, 9, 19}, {13, 3, 3, 3}, {}, {1, 0}, {}, 1, false},
+      {{1, 6, 23, 100}, {24, 6, 3, 3}, {}, {1, 1}, {}},
+      {{1, 4, 30, 41}, {10, 4, 3, 3}, {2, 1}, {0, 2, 3, 1}, {2, 2}},
+      {{2, 6, 11, 33}, {15, 2, 3, 2}, {}, {1, 1}, {1, 3}, 3},
+      {{1, 8, 7, 50}, {9, 8, 1, 3}, {}, {0, 1}, {}},
+      {{3, 5, 70}, {11, 5, 5}, {}, {2}, {2}},
+      {{1, 16, 56, 56}, {64, 16, 3, 3}, {}, {1, 1}, {}},
+  };
+  for (const ConvCase& c : cases) conv_parity(OpKind::Conv, c, DType::F32, false, c.w[0]);
+}
+
 TEST(CpuConvPool, ConvEmptyAndBroadcast) {
   // No images; no input channels (the output is the bias).
   conv_parity(OpKind::Conv, {{0, 3, 5, 5}, {4, 3, 3, 3}, {}, {}, {}}, DType::F32, false, 4);

@@ -99,6 +99,25 @@ inline V splat(Lane<V> x) {
   for (int i = 0; i < kLanes<V>; ++i) v[i] = x;
   return v;
 }
+// x in every lane as a shuffle of lane 0: one broadcast (from memory, folded into the FMA), for
+// micro-kernels' inner loops.
+#if defined(__clang__)
+template <class V, size_t... I>
+inline V lane0_everywhere(V v, std::index_sequence<I...>) {
+  return __builtin_shufflevector(v, v, (static_cast<void>(I), 0)...);
+}
+template <class V>
+inline V broadcast(Lane<V> x) {
+  return lane0_everywhere(V{x}, std::make_index_sequence<kLanes<V>>{});
+}
+#else
+template <class V>
+inline V broadcast(Lane<V> x) {
+  using Mask = std::conditional_t<sizeof(Lane<V>) == 4, Vi32, Vi64>;
+  V v{x};
+  return __builtin_shuffle(v, Mask{});
+}
+#endif
 template <class V>
 inline V load(const Lane<V>* p) {
   V v;

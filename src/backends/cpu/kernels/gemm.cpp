@@ -107,26 +107,6 @@ inline const uint8_t* element(const GemmOperand& x, int64_t i, int64_t j) {
 
 inline int64_t iabs(int64_t v) { return v < 0 ? -v : v; }
 
-// x in every lane. simd.h's splat adds x to a zero vector, which the compiler must keep (0 + -0
-// is +0); a shuffle of lane 0 is one broadcast (from memory, folded into the FMA).
-#if defined(__clang__)
-template <class V, size_t... I>
-inline V lane0_everywhere(V v, std::index_sequence<I...>) {
-  return __builtin_shufflevector(v, v, (static_cast<void>(I), 0)...);
-}
-template <class V>
-inline V broadcast(Lane<V> x) {
-  return lane0_everywhere(V{x}, std::make_index_sequence<kLanes<V>>{});
-}
-#else
-template <class V>
-inline V broadcast(Lane<V> x) {
-  using Mask = std::conditional_t<sizeof(Lane<V>) == 4, Vi32, Vi64>;
-  V v{x};
-  return __builtin_shuffle(v, Mask{});
-}
-#endif
-
 #if defined(TESSEL_CPU_ISA_AVX512)
 // r[i] lane j -> r[j] lane i: pairs interleaved, then quads, then 128-bit lanes twice. (maskz
 // forms: GCC 12 warns on the undefined-source ones.)

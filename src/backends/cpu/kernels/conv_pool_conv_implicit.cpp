@@ -1,0 +1,163 @@
+// Conv (f32, AVX-512) as an implicit GEMM, for convolutions of row stride 1 with few output
+// channels a group. The gemm path packs B's micro-panels from x, writing each input element once
+// per kernel tap (nine times for a 3×3); with few rows of A to share them, the packing is a large
+// part of the time (~30% of PaddleOCR det's 96→24-channel 3×3 convolutions at 160×160). Here each
+// task copies a band of input rows once, zero-padded, into a buffer that stays in L2, and the
+// micro-kernel reads B's vectors straight from it: row p of B (channel c, tap kh, kw) for output
+// columns ow .. ow+47 of output row oh is the band's padded row (oh·stride + kh·dil) of channel c
+// from column ow + kw·dil on, one offset from a table per p.
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "backends/cpu/kernels/conv_pool.h"
+#include "runtime/thread_pool.h"
+#include "tessel/error.h"
+
+TESSEL_ISA_BEGIN
+namespace conv_pool {
+
+#if defined(TESSEL_CPU_ISA_AVX512)
+namespace {
+
+constexpr int kMR = 8, kNV = 3, kL = kLanes<Vf>, kNR = kNV * kL;  // C tile: 8 × 48 (24 registers)
+constexpr int64_t kMaxRows = 64;                                  // output channels a group
+constexpr int64_t kBandBytes = 512 << 10;                         // a task's input band, in L2
+
+// C[0 .. mr, 0 .. nr] = bias + A panel (kMR × k, packed by p) · B, B's row p at b + off[p].
+template <int NV>
+void implicit_tile(int64_t k, const float* __restrict a, const float* b,
+                   const int32_t* __restrict off, const float* bias, float* c, int64_t ldc, int mr,
+                   int nr) {
+  Vf acc[kMR][NV];
+#pragma GCC unroll 8
+  for (int i = 0; i < kMR; ++i)
+#pragma GCC unroll 3
+    for (int v = 0; v < NV; ++v) acc[i][v] = broadcast<Vf>(bias[i]);
+  for (int64_t p = 0; p < k; ++p) {
+    const float* bp = b + off[p];
+    Vf bv[NV];
+#pragma GCC unroll 3
+    for (int v = 0; v < NV; ++v) bv[v] = load<Vf>(bp + v * kL);
+#pragma GCC unroll 8
+    for (int i = 0; i < kMR; ++i) {
+      const Vf ai = broadcast<Vf>(a[i]);
+#pragma GCC unroll 3
+      for (int v = 0; v < NV; ++v) acc[i][v] += ai * bv[v];
+    }
+    a += kMR;
+  }
+  for (int i = 0; i < mr; ++i)
+#pragma GCC unroll 3
+    for (int v = 0; v < NV; ++v) {
+      const int cols = nr - v * kL;
+      if (cols >= kL)
+        store(c + i * ldc + v * kL, acc[i][v]);
+      else if (cols > 0)
+        store_partial(c + i * ldc + v * kL, acc[i][v], cols);
+    }
+}
+
+}  // namespace
+
+bool implicit_gemm_suits(const ConvGeo& g) {
+  const Window3& w = g.w;
+  return w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1 && w.stride[2] == 1 && g.KK > 1 &&
+         g.opg <= kMaxRows && w.out[2] >= kL && g.cpg > 0;
+}
+
+void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const float* bias,
+                        float* y, const GemmEpilogue<float>* ep) {
+  const Window3& w = g.w;
+  const int64_t H = w.in[1], W = w.in[2], OH = w.out[1], OW = w.out[2];
+  const int64_t KH = w.k[1], KW = w.k[2], sh = w.stride[1], dh = w.dil[1], dw = w.dil[2];
+  const int64_t pt = w.pad[1], pl = w.pad[2];
+  // Padded columns a band row holds: every column a tile reads, the last tile's included.
+  const int64_t wa = (OW + (KW - 1) * dw + kNR + kL - 1) / kL * kL;
+  // Output rows a band: its input rows fit kBandBytes, and the bands go round the threads.
+  const int64_t row_bytes = g.cpg * wa * static_cast<int64_t>(sizeof(float));
+  const int64_t fit = std::max<int64_t>(1, (kBandBytes / row_bytes - (KH - 1) * dh - 1) / sh + 1);
+  const int64_t want = (2 * num_threads() + g.N * g.G - 1) / (g.N * g.G);  // bands per plane
+  const int64_t spread = (OH + want - 1) / want;
+  const int64_t rows = std::clamp<int64_t>(std::min(fit, spread), 1, OH);
+  const int64_t bands = (OH + rows - 1) / rows;
+  const int64_t band_rows = (rows - 1) * sh + (KH - 1) * dh + 1;  // input rows of a full band
+  const int64_t cs = band_rows * wa;                              // a channel's rows in the band
+
+  // B's row p = (c, kh, kw): its offset in the band from a tile's first column.
+  std::vector<int32_t> off(static_cast<size_t>(g.K));
+  for (int64_t c = 0, p = 0; c < g.cpg; ++c)
+    for (int64_t kh = 0; kh < KH; ++kh)
+      for (int64_t kw = 0; kw < KW; ++kw, ++p)
+        off[static_cast<size_t>(p)] = static_cast<int32_t>(c * cs + kh * dh * wa + kw * dw);
+  // A (each group's weights) in kMR-row panels, k-major; the bias padded to whole panels.
+  const int64_t panels = (g.opg + kMR - 1) / kMR;
+  std::shared_ptr<Storage> ha, hb;
+  float* apk = scratch<float>(g.G * panels * kMR * g.K, ha);
+  float* bpk = scratch<float>(g.G * panels * kMR, hb);
+  for (int64_t gi = 0; gi < g.G; ++gi)
+    for (int64_t q = 0; q < panels; ++q)
+      for (int i = 0; i < kMR; ++i) {
+        const int64_t o = q * kMR + i;
+        float* a = apk + (gi * panels + q) * kMR * g.K + i;
+        const float* src = wt + (gi * g.opg + o) * g.K;
+        for (int64_t p = 0; p < g.K; ++p) a[p * kMR] = o < g.opg ? src[p] : 0.0f;
+        bpk[(gi * panels + q) * kMR + i] =
+            o < g.opg && bias != nullptr ? bias[gi * g.opg + o] : 0.0f;
+      }
+
+  parallel_for(g.N * g.G * bands, 1, [&](int64_t u0, int64_t u1) {
+    std::shared_ptr<Storage> hold;
+    float* band = scratch<float>(g.cpg * cs, hold);
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t n = u / (g.G * bands), gi = u / bands % g.G, oh0 = u % bands * rows;
+      const int64_t oh1 = std::min(OH, oh0 + rows);
+      const float* xg = x + (n * g.C + gi * g.cpg) * H * W;
+      float* yg = y + (n * g.O + gi * g.opg) * g.P;
+      // The band: input rows oh0·sh - pt + r, padded columns [0, wa), zero outside x.
+      for (int64_t c = 0; c < g.cpg; ++c)
+        for (int64_t r = 0; r < band_rows; ++r) {
+          float* d = band + c * cs + r * wa;
+          const int64_t ih = oh0 * sh - pt + r;
+          if (ih < 0 || ih >= H) {
+            std::fill(d, d + wa, 0.0f);
+            continue;
+          }
+          const int64_t end = std::min(pl + W, wa);
+          std::fill(d, d + pl, 0.0f);
+          std::copy(xg + (c * H + ih) * W, xg + (c * H + ih) * W + (end - pl), d + pl);
+          std::fill(d + end, d + wa, 0.0f);
+        }
+      const float* ag = apk + gi * panels * kMR * g.K;
+      const float* bg = bpk + gi * panels * kMR;
+      for (int64_t oh = oh0; oh < oh1; ++oh) {
+        const float* brow = band + (oh - oh0) * sh * wa;
+        for (int64_t ow = 0; ow < OW; ow += kNR) {
+          const int nr = static_cast<int>(std::min<int64_t>(kNR, OW - ow));
+          for (int64_t q = 0; q < panels; ++q) {
+            const int mr = static_cast<int>(std::min<int64_t>(kMR, g.opg - q * kMR));
+            const float* a = ag + q * kMR * g.K;
+            float* c = yg + q * kMR * g.P + oh * OW + ow;
+            if (nr > 2 * kL)
+              implicit_tile<3>(g.K, a, brow + ow, off.data(), bg + q * kMR, c, g.P, mr, nr);
+            else if (nr > kL)
+              implicit_tile<2>(g.K, a, brow + ow, off.data(), bg + q * kMR, c, g.P, mr, nr);
+            else
+              implicit_tile<1>(g.K, a, brow + ow, off.data(), bg + q * kMR, c, g.P, mr, nr);
+          }
+        }
+      }
+      if (ep != nullptr) apply_gemm_epilogue(*ep, yg, g.P, 0, g.opg, oh0 * OW, oh1 * OW);
+    }
+  });
+}
+#else
+bool implicit_gemm_suits(const ConvGeo&) { return false; }
+void conv_implicit_gemm(const ConvGeo&, const float*, const float*, const float*, float*,
+                        const GemmEpilogue<float>*) {
+  throw_error(ErrorKind::Internal, "conv_implicit_gemm: not built for this ISA");
+}
+#endif
+
+}  // namespace conv_pool
+TESSEL_ISA_END
