@@ -195,6 +195,14 @@ TEST(Fuse, RegionHardSwishSpelledOutIsExact) {
     HostTensor want = run_graph(legal, cpu, args)[0];
     expect_close(got, want, 0, 0, "form " + std::to_string(form));
   }
+  // An empty output: the scalars' views have no element to compare with 6 (this divided by 0).
+  Graph g;
+  GraphBuilder b(g);
+  Value x = g.input(DType::F32, {0, 3});
+  auto k = [&](double v) { return b.scalar(v, DType::F32); };
+  g.outputs = {b.div(b.mul(x, b.clamp(b.add(x, k(3)), 0, 6)), k(6))};
+  Graph fused = fuse(legalize(g, cpu), cpu);
+  EXPECT_EQ(run_graph(fused, cpu, {HostTensor::empty(DType::F32, {0, 3})})[0].numel(), 0);
 }
 
 // A region reading a convolution's output (its only use) and otherwise constants joins it as

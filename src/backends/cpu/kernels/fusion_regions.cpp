@@ -129,11 +129,12 @@ struct StepUses {
   }
 };
 
-// Whether `slot` is a one-element leaf (a scalar constant) equal to v.
+// Whether `slot` is a one-element leaf (a scalar constant) equal to v (never for an empty
+// output, whose views have no element to read).
 bool is_scalar(const Plan& p, int slot, float v) {
   for (const Leaf& l : p.leaves)
     if (l.slot == slot) {
-      if (!l.uniform) return false;
+      if (!l.uniform || l.view.numel() == 0) return false;
       float x;
       read_block(l.view, 0, 1, &x);
       return x == v;
