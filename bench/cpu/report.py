@@ -80,7 +80,9 @@ def main():
     p(f"- Machine: {model}, {sh('nproc')} cpus, {mem} GiB; Tessel cpu kernels: {isa}.")
     p(f"- Command: `{args.command}` (writes this file). {threads} threads for every "
       "implementation; each time is a median over repetitions, Tessel and OpenBLAS alternating "
-      "in one process, the Python and ONNX Runtime peers run after them in the same script.")
+      "in one process, the Python peers run after them in the same script; Tessel and ONNX "
+      "Runtime alternate on the models in 5 rounds of 8 runs (a fresh process each round), "
+      "each timed as the median of its rounds' medians.")
     p(f"- The environment's OpenBLAS settings: `{args.openblas_env}`. OpenBLAS 0.3.21 "
       "does not know this CPU model, so with OPENBLAS_CORETYPE unset it runs its Prescott "
       "(SSE3) kernels; `openblas-skylakex` (OPENBLAS_CORETYPE=SkylakeX, AVX-512) is its best "
@@ -172,6 +174,12 @@ def main():
             targets.append((f"{wid} ≥ 1.0× ONNX Runtime", wid, o / t, 1.0, "×"))
         if t and tt:
             targets.append((f"{wid} ≥ 1.0× PyTorch", wid, tt / t, 1.0, "×"))
+    model_notes = [(wid, impl, note) for (wid, impl), note in sorted(notes.items())
+                   if wid in ("encoder_layer", "paddleocr_det", "paddleocr_rec")]
+    if model_notes:
+        p("")
+    for wid, impl, note in model_notes:
+        p(f"- {wid}, {impl}: {note} ms")
     p("\nOutputs: the encoder's ONNX export is checked against torch's output in the run "
       "(bench/cpu/export_encoder.py --check); PaddleOCR det / rec against ONNX Runtime's goldens "
       "by the test suite (ctest -R onnx_paddleocr).\n")

@@ -55,17 +55,22 @@ env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS="$thread
   OMP_NUM_THREADS="$threads" /usr/bin/python3 bench/cpu/peers.py --threads "$threads" \
   --runs "$reps" --filter gemm_f32 "$wl" | sed 's/"impl": "\([a-z]*\)"/"impl": "\1-skylakex"/' >>"$rec"
 
-# ONNX models: Tessel (`tessel run`, median after a warm-up) and ONNX Runtime's cpu provider.
+# ONNX models: Tessel (`tessel run`, median after a warm-up) and ONNX Runtime's cpu provider,
+# alternating in 5 rounds of 8 runs (each round a fresh process), so that a slow spell of the
+# shared machine falls on both; each records the median of its rounds' medians.
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 onnx_pair() {  # ID MODEL DIMS [tessel run flags...]
   local id=$1 model=$2 dims=$3
   shift 3
-  local t o
-  t=$(build/tessel run "$model" --threads "$threads" --repeat 20 "$@" |
-    sed -n 's/.*median latency \([0-9.]*\) ms.*/\1/p')
-  o=$(NODE_PATH="$tmp/node_modules" node bench/onnx/ort_latency.js "$model" "$dims" "$threads" 20 |
-    sed -n 's/median_ms //p')
-  echo "{\"workload\": \"$id\", \"impl\": \"tessel\", \"ms\": $t, \"threads\": $threads}" >>"$rec"
-  echo "{\"workload\": \"$id\", \"impl\": \"onnxruntime\", \"ms\": $o, \"threads\": $threads}" >>"$rec"
+  local ts=() os=() round
+  for round in 1 2 3 4 5; do
+    ts+=("$(build/tessel run "$model" --threads "$threads" --repeat 8 "$@" |
+      sed -n 's/.*median latency \([0-9.]*\) ms.*/\1/p')")
+    os+=("$(NODE_PATH="$tmp/node_modules" node bench/onnx/ort_latency.js "$model" "$dims" \
+      "$threads" 8 | sed -n 's/median_ms //p')")
+  done
+  echo "{\"workload\": \"$id\", \"impl\": \"tessel\", \"ms\": $(median "${ts[@]}"), \"threads\": $threads, \"note\": \"rounds ${ts[*]}\"}" >>"$rec"
+  echo "{\"workload\": \"$id\", \"impl\": \"onnxruntime\", \"ms\": $(median "${os[@]}"), \"threads\": $threads, \"note\": \"rounds ${os[*]}\"}" >>"$rec"
 }
 echo "cpu.sh: encoder layer and PaddleOCR (tessel run, ONNX Runtime)" >&2
 /usr/bin/python3 bench/cpu/export_encoder.py "$tmp/encoder.onnx" --check build/tessel >&2

@@ -236,6 +236,22 @@ TEST(CpuElementwise, BinaryFloatSpecialValues) {
   }
 }
 
+// Pow with an exponent of 2 in every lane is a product (no libm call): bit for bit the
+// reference's double pow rounded to float, overflow to inf, denormal squares, ±0, ±inf and NaN.
+TEST(CpuElementwise, BinaryPowSquareIsExact) {
+  std::vector<double> av = {0,  -0.0,  1,     -1,   INFINITY, -INFINITY, NAN,    2.5,
+                            -7, 1e-40, 3e-20, 1e19, -2e19,    1e-23,     -3e-23, 65535.9};
+  HostTensor rnd = random_tensor(DType::F32, {48}, 5, -1e4, 1e4);
+  for (int64_t i = 0; i < rnd.numel(); ++i) av.push_back(rnd.get_f64(i));
+  const auto n = static_cast<int64_t>(av.size());
+  const HostTensor a = cast_to(f64({n}, av), DType::F32);
+  const HostTensor b = cast_to(f64({n}, std::vector<double>(av.size(), 2.0)), DType::F32);
+  Attrs attrs;
+  attrs.set("op", BinaryOp::Pow);
+  expect_close(run_op1(OpKind::Binary, attrs, {a, b}, "cpu"),
+               run_op1(OpKind::Binary, attrs, {a, b}, "reference"), 0, 0, "pow(a, 2)");
+}
+
 TEST(CpuElementwise, BinaryIntegerErrorsAreValueErrors) {
   for (auto op : {BinaryOp::Div, BinaryOp::Mod, BinaryOp::FloorMod, BinaryOp::Pow, BinaryOp::Shl,
                   BinaryOp::Shr}) {

@@ -515,8 +515,11 @@ inline Vf vatanh(Vf x) {
   return x != x ? x : vcopysign(y, x);
 }
 
-// a^b through double-precision std::pow per lane: exactly the reference's rounding.
+// a^b through double-precision std::pow per lane: exactly the reference's rounding. b = 2 in
+// every lane (a variance's square) is a·a: a² is exact in double, so rounding it to float gives
+// the f32 product, ±0, ±inf, NaN, overflow and denormals alike.
 inline Vf vpow(Vf a, Vf b) {
+  if (!any(b != 2.0f)) return a * a;
   Vf y;
   for (int i = 0; i < kLanesF; ++i)
     y[i] = static_cast<float>(std::pow(static_cast<double>(a[i]), static_cast<double>(b[i])));

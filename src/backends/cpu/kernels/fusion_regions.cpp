@@ -17,6 +17,9 @@
 #include "ops/scalar_math.h"
 #include "runtime/kernel_util.h"
 #include "runtime/thread_pool.h"
+// clang-format off
+#include "backends/cpu/simd_math.h"
+// clang-format on
 
 TESSEL_ISA_BEGIN
 namespace {
@@ -290,7 +293,9 @@ void binary_block(BinaryOp op, const float* a, const float* b, float* y, int64_t
     case BinaryOp::Min:
       vec([&](Vf x, Vf z) { return min_nan(x, z); });
       break;
-    case BinaryOp::Pow:
+    case BinaryOp::Pow:  // as the Binary kernel computes it (a square without libm)
+      vec([&](Vf x, Vf z) { return vpow(x, z); });
+      break;
     case BinaryOp::Mod:
     case BinaryOp::FloorMod:
     case BinaryOp::Atan2:
