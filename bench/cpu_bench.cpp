@@ -1,13 +1,13 @@
 // The cpu benchmark's native side (bench/cpu/run.sh drives it): the machine's measured f32 FMA
 // peak and copy bandwidth, then every workload of bench/cpu/workloads.txt on Tessel's cpu
 // backend and, for GEMM, on OpenBLAS (loaded with dlopen, so its environment is whatever this
-// process was started with), alternating in this process with the same inputs and threads.
+// process was started with), alternating in this process with the same inputs and threads; for
+// the memory-bound kinds, a memcpy of the same bytes (impl "copy") alternates with Tessel.
 // Prints one JSON object per line: {"workload", "impl", "ms", "threads"} for timings (the
 // median over repetitions), {"machine": ...} records for the limits.
 //
 //   build/bench/cpu_bench [--threads N] [--reps R] [--filter SUBSTR] [--impl tessel|openblas]
-//                         [--cold]
-//                         [--openblas-impl NAME] [--cpu-time] bench/cpu/workloads.txt
+//                         [--cold] [--openblas-impl NAME] [--cpu-time] bench/cpu/workloads.txt
 // --cpu-time times with the process's CPU time instead of the wall clock: with --threads 1 on a
 // busy machine it leaves out the time the thread was not scheduled (for tuning kernels; the
 // reported results use the wall clock).
@@ -222,6 +222,25 @@ std::vector<Workload> read_workloads(const std::string& path) {
   return out;
 }
 
+// Bytes a memory-bound workload moves, as a memcpy would move them: half read, half written
+// (softmax and layer norm read x and write y; the elementwise chain reads three inputs and
+// writes one). 0 for the compute-bound kinds.
+int64_t copy_bytes(const Workload& w) {
+  if (w.kind == "softmax" || w.kind == "layernorm") return 4 * w.n[0] * w.n[1];
+  if (w.kind == "eltwise") return 2 * 4 * w.n[0];
+  return 0;
+}
+
+// dst = src over `bytes`, split between the pool's threads (Tessel's own workers, so the copy
+// and the workload it is compared with run on the same threads).
+void parallel_copy(char* dst, const char* src, int64_t bytes) {
+  const int64_t parts = num_threads();
+  parallel_for(parts, 1, [&](int64_t b, int64_t e) {
+    const int64_t lo = bytes * b / parts, hi = bytes * e / parts;
+    std::memcpy(dst + lo, src + lo, static_cast<size_t>(hi - lo));
+  });
+}
+
 // The workload as a graph on random inputs.
 struct Built {
   Graph g;
@@ -365,10 +384,15 @@ int main(int argc, char** argv) {
     auto settle = [&] {
       if (run_tessel && blas_peer) std::this_thread::sleep_for(std::chrono::milliseconds(200));
     };
-    std::vector<double> tt, tb;
+    // Memory-bound workloads: a memcpy of the same bytes alternates with Tessel's repetitions,
+    // so that "% of copy" compares medians taken in the same spells of the shared machine.
+    const int64_t cb = run_tessel ? copy_bytes(w) : 0;
+    std::vector<char> csrc(static_cast<size_t>(cb), 1), cdst(static_cast<size_t>(cb), 0);
+    std::vector<double> tt, tb, tc;
     for (int r = 0; r < reps; ++r) {
       settle();
       if (run_tessel) tt.push_back(time_ms([&] { exe->run(b.args); }, 3));
+      if (cb > 0) tc.push_back(time_ms([&] { parallel_copy(cdst.data(), csrc.data(), cb); }, 3));
       settle();
       if (blas_peer) {
         const int M = static_cast<int>(w.n[0]), K = static_cast<int>(w.n[1]),
@@ -384,6 +408,7 @@ int main(int argc, char** argv) {
       }
     }
     if (run_tessel) emit(w.id, "tessel", median(tt), threads);
+    if (cb > 0) emit(w.id, "copy", median(tc), threads, "memcpy of the same bytes, alternating");
     if (blas_peer) emit(w.id, openblas_name, median(tb), threads);
   }
   return 0;

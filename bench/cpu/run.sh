@@ -69,8 +69,8 @@ onnx_pair() {  # ID MODEL DIMS [tessel run flags...]
     os+=("$(NODE_PATH="$tmp/node_modules" node bench/onnx/ort_latency.js "$model" "$dims" \
       "$threads" 8 | sed -n 's/median_ms //p')")
   done
-  echo "{\"workload\": \"$id\", \"impl\": \"tessel\", \"ms\": $(median "${ts[@]}"), \"threads\": $threads, \"note\": \"rounds ${ts[*]}\"}" >>"$rec"
-  echo "{\"workload\": \"$id\", \"impl\": \"onnxruntime\", \"ms\": $(median "${os[@]}"), \"threads\": $threads, \"note\": \"rounds ${os[*]}\"}" >>"$rec"
+  echo "{\"workload\": \"$id\", \"impl\": \"tessel\", \"ms\": $(median "${ts[@]}"), \"threads\": $threads, \"note\": \"rounds (ms) ${ts[*]}\"}" >>"$rec"
+  echo "{\"workload\": \"$id\", \"impl\": \"onnxruntime\", \"ms\": $(median "${os[@]}"), \"threads\": $threads, \"note\": \"rounds (ms) ${os[*]}\"}" >>"$rec"
 }
 echo "cpu.sh: encoder layer and PaddleOCR (tessel run, ONNX Runtime)" >&2
 /usr/bin/python3 bench/cpu/export_encoder.py "$tmp/encoder.onnx" --check build/tessel >&2
