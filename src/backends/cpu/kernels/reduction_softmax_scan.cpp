@@ -1,5 +1,6 @@
 // cpu kernels: Softmax (and log-softmax), the scans Cumsum / CumProd / CumMax, and ArgMax /
 // ArgMin, each along one axis of x viewed as [outer, n, inner].
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -57,12 +58,13 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, T* tmp) {
   // written once, past the cache; else into y.
   T* e = tmp ? tmp : y;
   V s0{}, s1{};
+  // Streaming: the rows at least 8 KB ahead are requested while this one computes (into L2;
+  // prefetches never fault, so running past the tensor's end is harmless).
+  const T* ahead = x + std::max<int64_t>(n, 8192 / sizeof(T));
   for (i = 0; i + 2 * L <= n; i += 2 * L) {
-    // Streaming: the next row is requested while this one computes (into L2; prefetches never
-    // fault, so running past the tensor's end is harmless).
     if (tmp) {
-      __builtin_prefetch(x + n + i, 0, 1);
-      __builtin_prefetch(x + n + i + L, 0, 1);
+      __builtin_prefetch(ahead + i, 0, 1);
+      __builtin_prefetch(ahead + i + L, 0, 1);
     }
     V e0 = vexp(load<V>(x + i) - mv), e1 = vexp(load<V>(x + i + L) - mv);
     store(e + i, e0);
