@@ -123,24 +123,65 @@ double run_threads(int threads, int reps, const std::function<double()>& fn) {
   return best;
 }
 
+// dst = src over n bytes (both 64-byte aligned, n a multiple of 256) by 512-bit loads and
+// non-temporal stores, reading 4 KiB ahead: ~50 GB/s on 2 threads here, where glibc's memcpy
+// (rep movsb at these sizes) moves ~30.
+__attribute__((target("avx512f"))) void stream_copy(char* dst, const char* src, size_t n) {
+  for (size_t i = 0; i < n; i += 256) {
+    __builtin_prefetch(src + i + 4096, 0, 1);
+    const __m512 a = _mm512_load_ps(src + i), b = _mm512_load_ps(src + i + 64);
+    const __m512 c = _mm512_load_ps(src + i + 128), d = _mm512_load_ps(src + i + 192);
+    _mm512_stream_ps(reinterpret_cast<float*>(dst + i), a);
+    _mm512_stream_ps(reinterpret_cast<float*>(dst + i + 64), b);
+    _mm512_stream_ps(reinterpret_cast<float*>(dst + i + 128), c);
+    _mm512_stream_ps(reinterpret_cast<float*>(dst + i + 192), d);
+  }
+  _mm_sfence();
+}
+
+// A 64-byte aligned byte buffer.
+struct Bytes {
+  explicit Bytes(size_t n, char fill)
+      : p(static_cast<char*>(std::aligned_alloc(64, (std::max<size_t>(n, 1) + 255) / 256 * 256))) {
+    std::memset(p, fill, n);
+  }
+  ~Bytes() { std::free(p); }
+  Bytes(const Bytes&) = delete;
+  Bytes& operator=(const Bytes&) = delete;
+  char* p;
+};
+
+// stream_copy over whole 256-byte units, else memcpy.
+void best_copy(char* dst, const char* src, size_t n) {
+  if (n % 256 == 0)
+    stream_copy(dst, src, n);
+  else
+    std::memcpy(dst, src, n);
+}
+
 // Copy bandwidth (bytes read + bytes written per second, as STREAM's Copy counts them) of
-// `threads` threads each copying its share of a 512 MiB buffer; best of several passes.
+// `threads` threads each copying its share of a 512 MiB buffer, by memcpy and by stream_copy;
+// the best pass of either.
 double copy_gbs(int threads) {
   const size_t bytes = size_t{512} << 20;
-  std::vector<char> src(bytes, 1), dst(bytes, 0);
+  Bytes src(bytes, 1), dst(bytes, 0);
   double best = 0;
-  for (int pass = 0; pass < 7; ++pass) {
+  for (int pass = 0; pass < 14; ++pass) {
     std::atomic<int> ready{0};
     std::vector<double> secs(threads);
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t)
       pool.emplace_back([&, t] {
-        const size_t lo = bytes * t / threads, hi = bytes * (t + 1) / threads;
+        // Shares in whole 256-byte lines (stream_copy's unit).
+        const size_t lo = bytes / 256 * t / threads * 256, hi = bytes / 256 * (t + 1) / threads * 256;
         ready.fetch_add(1);
         while (ready.load() < threads) {
         }
         const auto t0 = Clock::now();
-        std::memcpy(dst.data() + lo, src.data() + lo, hi - lo);
+        if (pass % 2 == 0)
+          std::memcpy(dst.p + lo, src.p + lo, hi - lo);
+        else
+          stream_copy(dst.p + lo, src.p + lo, hi - lo);
         secs[t] = std::chrono::duration<double>(Clock::now() - t0).count();
       });
     for (auto& th : pool) th.join();
@@ -231,13 +272,13 @@ int64_t copy_bytes(const Workload& w) {
   return 0;
 }
 
-// dst = src over `bytes`, split between the pool's threads (Tessel's own workers, so the copy
-// and the workload it is compared with run on the same threads).
+// dst = src over `bytes` by stream_copy, split between the pool's threads (Tessel's own
+// workers, so the copy and the workload it is compared with run on the same threads).
 void parallel_copy(char* dst, const char* src, int64_t bytes) {
-  const int64_t parts = num_threads();
+  const int64_t parts = num_threads(), lines = bytes / 256;
   parallel_for(parts, 1, [&](int64_t b, int64_t e) {
-    const int64_t lo = bytes * b / parts, hi = bytes * e / parts;
-    std::memcpy(dst + lo, src + lo, static_cast<size_t>(hi - lo));
+    const int64_t lo = lines * b / parts * 256, hi = e == parts ? bytes : lines * e / parts * 256;
+    best_copy(dst + lo, src + lo, static_cast<size_t>(hi - lo));
   });
 }
 
@@ -387,12 +428,12 @@ int main(int argc, char** argv) {
     // Memory-bound workloads: a memcpy of the same bytes alternates with Tessel's repetitions,
     // so that "% of copy" compares medians taken in the same spells of the shared machine.
     const int64_t cb = run_tessel ? copy_bytes(w) : 0;
-    std::vector<char> csrc(static_cast<size_t>(cb), 1), cdst(static_cast<size_t>(cb), 0);
+    Bytes csrc(static_cast<size_t>(cb), 1), cdst(static_cast<size_t>(cb), 0);
     std::vector<double> tt, tb, tc;
     for (int r = 0; r < reps; ++r) {
       settle();
       if (run_tessel) tt.push_back(time_ms([&] { exe->run(b.args); }, 3));
-      if (cb > 0) tc.push_back(time_ms([&] { parallel_copy(cdst.data(), csrc.data(), cb); }, 3));
+      if (cb > 0) tc.push_back(time_ms([&] { parallel_copy(cdst.p, csrc.p, cb); }, 3));
       settle();
       if (blas_peer) {
         const int M = static_cast<int>(w.n[0]), K = static_cast<int>(w.n[1]),
@@ -408,7 +449,7 @@ int main(int argc, char** argv) {
       }
     }
     if (run_tessel) emit(w.id, "tessel", median(tt), threads);
-    if (cb > 0) emit(w.id, "copy", median(tc), threads, "memcpy of the same bytes, alternating");
+    if (cb > 0) emit(w.id, "copy", median(tc), threads, "a streaming copy of the same bytes, alternating");
     if (blas_peer) emit(w.id, openblas_name, median(tb), threads);
   }
   return 0;
