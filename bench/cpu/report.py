@@ -98,6 +98,10 @@ def main():
       f"streaming copy) | {bw['gbs_1']:.1f} GB/s | "
       f"{bw_n:.1f} GB/s |")
     p("")
+    if threads > 1 and peak_n < 1.5 * peak["gflops_1"]:
+        p(f"**This run's {threads}-thread FMA peak measured below 1.5× one thread's: another "
+          "tenant held a core while it ran, so every percentage of peak below is overstated. "
+          "Do not read the GEMM peak targets from this run.**\n")
 
     workloads = parse_workloads(args.workloads)
     targets = []  # (target, workload, value, goal, met)
