@@ -150,8 +150,7 @@ namespace {
 // The gemm's B for one (image, group) of a convolution of row stride 1 or 2, packed straight
 // from x (GemmPanels): each row of B (a channel and tap) over the requested positions is one
 // run of x per output row (every other element for stride 2), copied by vectors into the
-// micro-panels it spans. No im2col matrix is
-// written to memory and read back.
+// micro-panels it spans. No im2col matrix is written to memory and read back.
 template <class T>
 struct ConvPanels {
   const ConvGeo* g;

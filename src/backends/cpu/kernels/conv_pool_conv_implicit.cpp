@@ -62,8 +62,11 @@ void implicit_tile(int64_t k, const float* __restrict a, const float* b,
 
 bool implicit_gemm_suits(const ConvGeo& g) {
   const Window3& w = g.w;
+  // The tap offsets are int32: a one-row band of every channel must stay well inside them.
+  const int64_t min_band =
+      g.cpg * ((w.k[1] - 1) * w.dil[1] + 1) * (w.out[2] + (w.k[2] - 1) * w.dil[2] + kNR + kL);
   return w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1 && w.stride[2] == 1 && g.KK > 1 &&
-         g.opg <= kMaxRows && w.out[2] >= kL && g.cpg > 0;
+         g.opg <= kMaxRows && w.out[2] >= kL && g.cpg > 0 && min_band < (int64_t{1} << 30);
 }
 
 void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const float* bias,

@@ -116,7 +116,8 @@ struct StepUses {
     }
     if (result_slot >= 0) ++uses[result_slot];
   }
-  // The f32 Binary `op` step writing `slot`, read only there and not merged yet; else null.
+  // The f32 step of `kind` and `op` writing `slot`, read only there and not merged yet; else
+  // null.
   const Step* single_use(const Plan& p, int slot, OpKind kind, int op) const {
     const int i = producer[slot];
     if (i < 0 || gone[i] || uses[slot] != 1) return nullptr;
