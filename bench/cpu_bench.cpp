@@ -2,7 +2,8 @@
 // peak and copy bandwidth, then every workload of bench/cpu/workloads.txt on Tessel's cpu
 // backend and, for GEMM, on OpenBLAS (loaded with dlopen, so its environment is whatever this
 // process was started with), alternating in this process with the same inputs and threads; for
-// the memory-bound kinds, a memcpy of the same bytes (impl "copy") alternates with Tessel.
+// the memory-bound kinds, a streaming copy of the same bytes (impl "copy") alternates with
+// Tessel.
 // Prints one JSON object per line: {"workload", "impl", "ms", "threads"} for timings (the
 // median over repetitions), {"machine": ...} records for the limits.
 //
@@ -151,9 +152,15 @@ struct Bytes {
   char* p;
 };
 
-// stream_copy over whole 256-byte units, else memcpy.
+// Whether this CPU runs stream_copy (AVX-512F).
+bool has_stream_copy() {
+  static const bool yes = __builtin_cpu_supports("avx512f");
+  return yes;
+}
+
+// stream_copy over whole 256-byte units where the CPU has it, else memcpy.
 void best_copy(char* dst, const char* src, size_t n) {
-  if (n % 256 == 0)
+  if (n % 256 == 0 && has_stream_copy())
     stream_copy(dst, src, n);
   else
     std::memcpy(dst, src, n);
@@ -181,7 +188,7 @@ double copy_gbs(int threads) {
         if (pass % 2 == 0)
           std::memcpy(dst.p + lo, src.p + lo, hi - lo);
         else
-          stream_copy(dst.p + lo, src.p + lo, hi - lo);
+          best_copy(dst.p + lo, src.p + lo, hi - lo);
         secs[t] = std::chrono::duration<double>(Clock::now() - t0).count();
       });
     for (auto& th : pool) th.join();
@@ -263,7 +270,7 @@ std::vector<Workload> read_workloads(const std::string& path) {
   return out;
 }
 
-// Bytes a memory-bound workload moves, as a memcpy would move them: half read, half written
+// Bytes a memory-bound workload moves, as a copy would move them: half read, half written
 // (softmax and layer norm read x and write y; the elementwise chain reads three inputs and
 // writes one). 0 for the compute-bound kinds.
 int64_t copy_bytes(const Workload& w) {
@@ -272,7 +279,7 @@ int64_t copy_bytes(const Workload& w) {
   return 0;
 }
 
-// dst = src over `bytes` by stream_copy, split between the pool's threads (Tessel's own
+// dst = src over `bytes` by best_copy, split between the pool's threads (Tessel's own
 // workers, so the copy and the workload it is compared with run on the same threads).
 void parallel_copy(char* dst, const char* src, int64_t bytes) {
   const int64_t parts = num_threads(), lines = bytes / 256;
@@ -425,8 +432,9 @@ int main(int argc, char** argv) {
     auto settle = [&] {
       if (run_tessel && blas_peer) std::this_thread::sleep_for(std::chrono::milliseconds(200));
     };
-    // Memory-bound workloads: a memcpy of the same bytes alternates with Tessel's repetitions,
-    // so that "% of copy" compares medians taken in the same spells of the shared machine.
+    // Memory-bound workloads: a streaming copy of the same bytes alternates with Tessel's
+    // repetitions, so that "% of copy" compares medians taken in the same spells of the shared
+    // machine.
     const int64_t cb = run_tessel ? copy_bytes(w) : 0;
     Bytes csrc(static_cast<size_t>(cb), 1), cdst(static_cast<size_t>(cb), 0);
     std::vector<double> tt, tb, tc;

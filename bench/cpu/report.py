@@ -133,7 +133,7 @@ def main():
         if not rows:
             continue
         p(f"## {title}\n")
-        # Memory-bound rows: a memcpy of the same bytes, timed alternately with Tessel.
+        # Memory-bound rows: a streaming copy of the same bytes, timed alternately with Tessel.
         copy = any(ms(w, "copy") is not None for _, w, _ in rows)
         if copy:
             p("The target compares medians taken in the same spells of the shared machine: Tessel "
@@ -153,9 +153,10 @@ def main():
                 rate = f"{work / t / 1e6:.0f} GFLOP/s ({work / t / 1e6 / peak_n:.0%} of peak)" if t else "—"
             else:
                 c = ms(wid, "copy")
-                rate = (f"{work / t / 1e6:.1f} GB/s ({c / t:.0%} of copy, {work / t / 1e6 / bw_n:.0%} "
-                        f"of the 512 MiB copy)" if t and c else
-                        f"{work / t / 1e6:.1f} GB/s ({work / t / 1e6 / bw_n:.0%} of copy)" if t else "—")
+                gbs = work / t / 1e6 if t else None
+                rate = ("—" if not t else
+                        f"{gbs:.1f} GB/s ({c / t:.0%} of copy, {gbs / bw_n:.0%} of the 512 MiB copy)"
+                        if c else f"{gbs:.1f} GB/s ({gbs / bw_n:.0%} of copy)")
             b, bi = best(wid, present)
             ratio = f"{b / t:.2f}× ({bi})" if t and b else "—"
             cells = [wid, fmt(t), rate] + ([fmt(ms(wid, "copy"))] if copy else []) + \

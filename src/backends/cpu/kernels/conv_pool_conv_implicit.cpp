@@ -141,12 +141,11 @@ void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const
             const int mr = static_cast<int>(std::min<int64_t>(kMR, g.opg - q * kMR));
             const float* a = ag + q * kMR * g.K;
             float* c = yg + q * kMR * g.P + oh * OW + ow;
-            if (nr > 2 * kL)
-              implicit_tile<3>(g.K, a, brow + ow, off.data(), bg + q * kMR, c, g.P, mr, nr);
-            else if (nr > kL)
-              implicit_tile<2>(g.K, a, brow + ow, off.data(), bg + q * kMR, c, g.P, mr, nr);
-            else
-              implicit_tile<1>(g.K, a, brow + ow, off.data(), bg + q * kMR, c, g.P, mr, nr);
+            // As many vectors wide as the tile's columns need.
+            const auto tile = nr > 2 * kL ? implicit_tile<3>
+                              : nr > kL   ? implicit_tile<2>
+                                          : implicit_tile<1>;
+            tile(g.K, a, brow + ow, off.data(), bg + q * kMR, c, g.P, mr, nr);
           }
         }
       }
