@@ -269,7 +269,9 @@ void normalize_block(const T* x, T* y, int64_t n, NormCoef<T> c, const T* g, con
   using V = VecOf<T>;
   constexpr int L = kLanes<V>;
   const V hi = splat<V>(c.hi), lo = splat<V>(c.lo), inv = splat<V>(c.inv);
-  auto one = [&](int64_t i, int m) {
+  // By value: captured by reference, the coefficients are memory that a store to y might alias,
+  // and were reloaded for every vector of the loops below.
+  auto one = [=](int64_t i, int m) {
     V v = (m == L ? load<V>(x + i) : load_partial<V>(x + i, m));
     V r = ((v - hi) - lo) * inv;
     if (g) r *= (m == L ? load<V>(g + i) : load_partial<V>(g + i, m));
