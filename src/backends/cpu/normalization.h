@@ -171,13 +171,23 @@ inline int64_t row_grain(int64_t row_len) {
   return std::max<int64_t>(1, 16384 / std::max<int64_t>(row_len, 1));
 }
 
+// Requests kBytes at p into L2 (prefetches never fault).
+template <size_t kBytes>
+inline void request_bytes(const void* p) {
+  for (size_t b = 0; b < std::max<size_t>(kBytes, 1); b += 64)
+    __builtin_prefetch(static_cast<const char*>(p) + b, 0, 1);
+}
+
+// Σ x. With `pf`, the lines of pf[0, n / 2) are requested along the way, a vector's worth for
+// every two vectors summed: half of a later row, fetched while this pass computes.
 template <class T>
-T vec_sum(const T* x, int64_t n) {
+T vec_sum(const T* x, int64_t n, const T* pf = nullptr) {
   using V = VecOf<T>;
   constexpr int L = kLanes<V>;
   V a0{}, a1{}, a2{}, a3{};
   int64_t i = 0;
   for (; i + 4 * L <= n; i += 4 * L) {
+    if (pf) request_bytes<2 * L * sizeof(T)>(pf + i / 2);
     a0 += load<V>(x + i);
     a1 += load<V>(x + i + L);
     a2 += load<V>(x + i + 2 * L);
@@ -188,15 +198,16 @@ T vec_sum(const T* x, int64_t n) {
   return reduce_add((a0 + a1) + (a2 + a3));
 }
 
-// Σ (x - c)² and, when `dev` is given, Σ (x - c) into it.
+// Σ (x - c)² and, when `dev` is given, Σ (x - c) into it; `pf` as for vec_sum.
 template <class T>
-T vec_sum_sq(const T* x, int64_t n, T c, T* dev = nullptr) {
+T vec_sum_sq(const T* x, int64_t n, T c, T* dev = nullptr, const T* pf = nullptr) {
   using V = VecOf<T>;
   constexpr int L = kLanes<V>;
   const V vc = splat<V>(c);
   V a0{}, a1{}, s0{}, s1{};
   int64_t i = 0;
   for (; i + 2 * L <= n; i += 2 * L) {
+    if (pf) request_bytes<L * sizeof(T)>(pf + i / 2);
     V d0 = load<V>(x + i) - vc, d1 = load<V>(x + i + L) - vc;
     a0 += d0 * d0;
     a1 += d1 * d1;
@@ -226,15 +237,17 @@ struct RowStats {
   double mean = 0, m2 = 0;
   int64_t n = 0;
 
-  void add(const T* x, int64_t len) {
+  // The block x[0, len); `pf` (optional) a later row's share to request meanwhile (vec_sum).
+  void add(const T* x, int64_t len, const T* pf = nullptr) {
     if (len == 0) return;
     if (!center) {
-      m2 += static_cast<double>(vec_sum_sq<T>(x, len, T(0)));
+      m2 += static_cast<double>(vec_sum_sq<T>(x, len, T(0), nullptr, pf));
       n += len;
       return;
     }
     // Corrected two-pass: the deviations from a rough mean c give the exact block mean.
-    const T c = static_cast<T>(static_cast<double>(vec_sum<T>(x, len)) / static_cast<double>(len));
+    const T c =
+        static_cast<T>(static_cast<double>(vec_sum<T>(x, len, pf)) / static_cast<double>(len));
     T dev = 0;
     const double sq = static_cast<double>(vec_sum_sq<T>(x, len, c, &dev));
     const double dm = static_cast<double>(dev) / static_cast<double>(len);
