@@ -205,6 +205,39 @@ TEST(Fuse, RegionHardSwishSpelledOutIsExact) {
   EXPECT_EQ(run_graph(fused, cpu, {HostTensor::empty(DType::F32, {0, 3})})[0].numel(), 0);
 }
 
+// An activation whose argument is an Add, Sub or Mul read nowhere else runs inside that step
+// in the cpu region, on the vector before its store: the same roundings, so the fused result is
+// bit for bit the unfused one, NaN and ±inf included, for each activation merged that way (and a
+// partial last vector). A sum read twice keeps its own step; it is the same value either way.
+TEST(Fuse, RegionActivationsInsideTheirStepAreExact) {
+  const Backend& cpu = backend("cpu");
+  const int64_t n = 2 * 512 + 9;
+  const ActivationKind kinds[] = {ActivationKind::Gelu, ActivationKind::Tanh,
+                                  ActivationKind::Sigmoid, ActivationKind::Silu,
+                                  ActivationKind::Relu};
+  for (ActivationKind k : kinds)
+    for (int form = 0; form < 4; ++form) {
+      Graph g;
+      GraphBuilder b(g);
+      Value x = g.input(DType::F32, {n}), a = g.input(DType::F32, {n});
+      Value t = form == 0 ? b.add(x, a) : form == 1 ? b.sub(x, a) : b.mul(x, a);
+      Value act = b.activation(k, t);
+      // form 3: t is read twice, so it keeps its step.
+      g.outputs = {form == 3 ? b.add(act, t) : b.neg(act)};
+      Graph legal = legalize(g, cpu);
+      Graph fused = fuse(legal, cpu);
+      EXPECT_EQ(count(fused, OpKind::ElementwiseRegion), 1) << fused.to_string();
+      HostTensor xv = random_tensor(DType::F32, {n}, 21, -6, 6);
+      const float special[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-30f, 3e38f, -3e38f};
+      for (size_t i = 0; i < std::size(special); ++i)
+        xv.set_f64(static_cast<int64_t>(131 * i), special[i]);
+      std::vector<HostTensor> args = {xv, random_tensor(DType::F32, {n}, 22, -2, 2)};
+      expect_close(run_graph(fused, cpu, args)[0], run_graph(legal, cpu, args)[0], 0, 0,
+                   op_info(OpKind::Activation).variant_name(static_cast<int>(k)) + " form " +
+                       std::to_string(form));
+    }
+}
+
 // A region reading a convolution's output (its only use) and otherwise constants joins it as
 // one ConvRegion on cpu, whichever way the convolution runs: 1×1 (x read in place), unstrided
 // (B packed from x), strided (im2col blocks), depthwise, grouped, threaded; with a body whose

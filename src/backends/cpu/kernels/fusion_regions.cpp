@@ -51,6 +51,7 @@ struct Step {
   std::vector<int> args;  // buffer slots of the inputs
   int slot;
   bool fma = false;  // Binary Add of a Mul merged into it: args[0]·args[1] + args[2]
+  int then = -1;     // an ActivationKind applied in registers before the store (-1: none)
 };
 
 struct Plan {
@@ -213,6 +214,49 @@ void merge_multiply_adds(Plan& p, int result_slot) {
   u.erase_gone(p);
 }
 
+// The activations a Binary step applies in registers before its store (merge_activations):
+// f(kind) is called with a callable Vf -> Vf, or not at all for other kinds.
+template <class F>
+bool with_then(ActivationKind k, F f) {
+  switch (k) {
+    case ActivationKind::Gelu:
+      return f([](Vf v) { return vgelu(v); }), true;
+    case ActivationKind::Tanh:
+      return f([](Vf v) { return vtanh(v); }), true;
+    case ActivationKind::Sigmoid:
+      return f([](Vf v) { return vsigmoid(v); }), true;
+    case ActivationKind::Silu:
+      return f([](Vf v) { return v * vsigmoid(v); }), true;
+    case ActivationKind::Relu:
+      return f([](Vf v) { return v < 0.0f ? Vf{} : v; }), true;
+    default:
+      return false;
+  }
+}
+
+// An f32 activation that with_then knows, whose argument is an f32 Add, Sub, Mul or multiply-add
+// read nowhere else, runs inside that step, on the step's vector before it is stored: one pass
+// over the block fewer, with the same roundings (the intermediate is f32 either way). Affine maps
+// followed by an activation are the common region body (bias + GELU, scale + tanh).
+void merge_activations(Plan& p, int result_slot) {
+  StepUses u(p, result_slot);
+  for (Step& act : p.steps) {
+    if (act.kind != OpKind::Activation || act.out != DType::F32 ||
+        !with_then(static_cast<ActivationKind>(act.op), [](auto) {}))
+      continue;
+    for (BinaryOp op : {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul}) {
+      const Step* found = u.single_use(p, act.args[0], OpKind::Binary, static_cast<int>(op));
+      if (found == nullptr || found->then >= 0) continue;
+      Step& s = p.steps[static_cast<size_t>(found - p.steps.data())];
+      s.then = act.op;
+      s.slot = act.slot;  // the activation's readers read the merged step
+      u.drop(&act, p);
+      break;
+    }
+  }
+  u.erase_gone(p);
+}
+
 Plan plan_body(const Node& node, const Graph& body, std::span<const HostTensor> in,
                const Shape& out_shape) {
   Plan p;
@@ -267,6 +311,7 @@ Plan plan_body(const Node& node, const Graph& body, std::span<const HostTensor> 
   }
   merge_hard_swishes(p, p.slot[body.outputs.at(0).node]);
   merge_multiply_adds(p, p.slot[body.outputs.at(0).node]);
+  merge_activations(p, p.slot[body.outputs.at(0).node]);
   return p;
 }
 
@@ -330,13 +375,33 @@ void compare_block(CmpOp op, const float* a, const float* b, float* y, int64_t n
   });
 }
 
+// A Binary step (Add, Sub, Mul or a multiply-add) with its activation applied before the store.
+// Flattened: GCC kept vtanh out of line, and the call per vector spilled every live vector (the
+// chain tanh(gelu(x·a + 0.5)·c): 3% faster than separate steps with the call, 20% without).
+[[gnu::flatten]] void binary_then_block(const Step& n, const float* const* arg, float* y,
+                                        int64_t len) {
+  with_then(static_cast<ActivationKind>(n.then), [&](auto act) {
+    const float *a = arg[0], *b = arg[1];
+    if (n.fma)
+      map3(a, b, arg[2], y, len, [&](Vf u, Vf v, Vf w) { return act(u * v + w); });
+    else if (n.op == static_cast<int>(BinaryOp::Add))
+      map3(a, b, nullptr, y, len, [&](Vf u, Vf v, Vf) { return act(u + v); });
+    else if (n.op == static_cast<int>(BinaryOp::Sub))
+      map3(a, b, nullptr, y, len, [&](Vf u, Vf v, Vf) { return act(u - v); });
+    else  // Mul (merge_activations admits no other)
+      map3(a, b, nullptr, y, len, [&](Vf u, Vf v, Vf) { return act(u * v); });
+  });
+}
+
 void run_step(const Step& n, const float* const* arg, float* y, int64_t len) {
   switch (n.kind) {
     case OpKind::Activation:
       activation_f32(static_cast<ActivationKind>(n.op), n.a, arg[0], y, len);
       break;
     case OpKind::Binary:
-      if (n.fma)
+      if (n.then >= 0)
+        binary_then_block(n, arg, y, len);
+      else if (n.fma)
         map3(arg[0], arg[1], arg[2], y, len, [](Vf a, Vf b, Vf c) { return a * b + c; });
       else
         binary_block(static_cast<BinaryOp>(n.op), arg[0], arg[1], y, len);
