@@ -21,26 +21,50 @@ bool runs_kernel(const Node& n) {
   return n.kind != OpKind::Input && n.kind != OpKind::Param && n.kind != OpKind::Constant;
 }
 
-std::vector<int> last_uses(const Graph& g) {
+std::vector<bool> output_nodes(const Graph& g) {
+  std::vector<bool> is_output(g.size(), false);
+  for (Value v : g.outputs) is_output[v.node] = true;
+  return is_output;
+}
+
+// Where a value is read last: a node id, or g.size() for a graph output. A Reshape that aliases
+// its input keeps the input's bytes alive as long as itself.
+std::vector<int> last_uses(const Graph& g, const std::vector<bool>& alias) {
   std::vector<int> last(g.size(), -1);
   for (const Node& n : g.nodes())
     for (Value v : n.inputs)
       if (v.valid()) last[v.node] = n.id;
   for (Value v : g.outputs) last[v.node] = g.size();
+  for (int id = g.size() - 1; id >= 0; --id)
+    if (alias[id]) {
+      const int src = g.node(id).inputs[0].node;
+      last[src] = std::max(last[src], last[id]);
+    }
   return last;
 }
 
 }  // namespace
 
+std::vector<bool> reshape_aliases(const Graph& g) {
+  std::vector<bool> alias(g.size(), false);
+  const std::vector<bool> is_output = output_nodes(g);
+  for (const Node& n : g.nodes()) {
+    if (n.kind != OpKind::Reshape || is_output[n.id]) continue;
+    const Node& src = g.node(n.inputs[0].node);
+    alias[n.id] = (runs_kernel(src) && src.outputs.size() == 1) || alias[src.id];
+  }
+  return alias;
+}
+
 // Greedy by size: the largest buffers are placed first, each at the lowest aligned offset that
 // no placed buffer with an overlapping lifetime occupies.
 MemoryPlan plan_memory(const Graph& g) {
   MemoryPlan plan;
-  std::vector<int> last = last_uses(g);
-  std::vector<bool> is_output(g.size(), false);
-  for (Value v : g.outputs) is_output[v.node] = true;
+  const std::vector<bool> alias = reshape_aliases(g);
+  const std::vector<int> last = last_uses(g, alias);
+  const std::vector<bool> is_output = output_nodes(g);
   for (const Node& n : g.nodes()) {
-    if (!runs_kernel(n) || is_output[n.id]) continue;
+    if (!runs_kernel(n) || is_output[n.id] || alias[n.id]) continue;
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       size_t b = (bytes_of(n.outputs[i]) + kAlign - 1) / kAlign * kAlign;
       plan.buffers.push_back({n.id, static_cast<int>(i), b, n.id, std::max(last[n.id], n.id)});
@@ -81,7 +105,8 @@ HostExecutable::HostExecutable(const Graph& g, const KernelRegistry& kernels,
       backend_name_(std::move(backend_name)),
       options_(options),
       plan_(plan_memory(g_)),
-      last_use_(last_uses(g_)) {
+      alias_(options_.poison_and_guard ? std::vector<bool>(g_.size(), false) : reshape_aliases(g_)),
+      last_use_(last_uses(g_, alias_)) {
   planned_.resize(g_.size());
   for (const Node& n : g_.nodes()) {
     planned_[n.id].assign(n.outputs.size(), -1);
@@ -121,6 +146,16 @@ std::vector<HostTensor> HostExecutable::run(std::span<const HostTensor> args) {
         values[n.id] = {*n.literal};
         break;
       default: {
+        if (alias_[n.id]) {
+          // The input's bytes under the new shape (a kernel's output: contiguous).
+          HostTensor view = values[n.inputs[0].node][n.inputs[0].index];
+          if (view.is_contiguous()) {
+            view.shape = n.outputs[0].shape;
+            view.strides = contiguous_strides(view.shape);
+            values[n.id] = {std::move(view)};
+            break;
+          }
+        }
         std::vector<HostTensor> in;
         in.reserve(n.inputs.size());
         for (Value v : n.inputs) in.push_back(v.valid() ? values[v.node][v.index] : HostTensor{});

@@ -34,6 +34,10 @@ struct MemoryPlan {
   size_t naive_bytes = 0;  // sum of all buffers (no reuse)
 };
 MemoryPlan plan_memory(const Graph& g);
+// The Reshapes that run as views of their input's bytes (no copy, no buffer of their own): those
+// of a kernel's only output (contiguous) or of another such view, unless they are graph outputs
+// (which get storage of their own, not a piece of the arena).
+std::vector<bool> reshape_aliases(const Graph& g);
 
 class HostExecutable : public Executable {
  public:
@@ -49,6 +53,7 @@ class HostExecutable : public Executable {
   std::string backend_name_;
   HostExecOptions options_;
   MemoryPlan plan_;
+  std::vector<bool> alias_;  // reshape_aliases, none in checked mode
   std::vector<int> last_use_;
   std::vector<std::vector<int>> planned_;  // [node][output] -> buffer index or -1
 };

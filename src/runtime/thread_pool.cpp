@@ -150,7 +150,7 @@ std::unique_ptr<Pool>& pool() {
 
 }  // namespace
 
-int num_threads() { return pool()->threads(); }
+int num_threads() { return t_in_parallel ? 1 : pool()->threads(); }
 
 void set_num_threads(int n) {
   if (n < 1) throw_error(ErrorKind::Value, "set_num_threads(", n, "): need at least 1");
@@ -161,7 +161,7 @@ void set_num_threads(int n) {
 void parallel_for(int64_t n, int64_t grain, const RangeFn& fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
-  int threads = t_in_parallel ? 1 : num_threads();
+  int threads = num_threads();
   int64_t chunks = std::min<int64_t>(threads, (n + grain - 1) / grain);
   if (chunks <= 1) {
     fn(0, n);

@@ -9,6 +9,8 @@
 
 namespace tessel {
 
+// The threads a parallel_for started here can use: the pool's size, or 1 inside a parallel_for
+// (a nested one runs inline), so that a kernel called from a worker partitions its work for one.
 int num_threads();
 // Resizes the pool (>= 1); for benchmarks and tests. Not to be called from inside parallel_for.
 void set_num_threads(int n);

@@ -178,6 +178,42 @@ TEST(MemoryPlan, PlannedRunsGiveTheSameResultsRepeatedly) {
   }
 }
 
+// a = exp(x) is read last by the Reshape r, but r is a view of a's bytes read after b = -x is
+// written: a's buffer must stay live through r's reads, or b takes its bytes.
+TEST(MemoryPlan, AReshapeIsAViewThatKeepsItsInputsBytesLive) {
+  Graph g;
+  GraphBuilder b(g);
+  Value x = g.input(DType::F32, {6, 40});
+  Value a = b.activation(ActivationKind::Exp, x);
+  Value r = b.reshape(b.reshape(a, {240}), {40, 6});  // a view of a view
+  Value nx = b.neg(b.reshape(x, {40, 6}));            // of an input: copied
+  Value c = b.add(r, nx);
+  Value out = b.reshape(b.activation(ActivationKind::Tanh, c), {240});  // an output: copied
+  g.outputs = {out};
+  const std::vector<bool> alias = reshape_aliases(g);
+  EXPECT_FALSE(alias[out.node]);  // a graph output
+  EXPECT_TRUE(alias[r.node]);
+  EXPECT_TRUE(alias[g.node(r.node).inputs[0].node]);
+  EXPECT_FALSE(alias[g.node(nx.node).inputs[0].node]);
+  MemoryPlan plan = plan_memory(g);
+  int last_of_a = -1;
+  for (const auto& buf : plan.buffers) {
+    EXPECT_FALSE(alias[buf.node]) << "a view has no buffer: %" << buf.node;
+    if (buf.node == a.node) last_of_a = buf.last;
+  }
+  EXPECT_EQ(last_of_a, c.node);  // read through r
+  HostTensor xs = random_tensor(DType::F32, {6, 40}, 3);
+  for (const char* be : {"reference", "cpu"}) {
+    auto exe = compile_for(g, backend(be));
+    std::vector<HostTensor> y = exe->run(std::vector<HostTensor>{xs});
+    ASSERT_EQ(y.at(0).shape, (Shape{240})) << be;
+    for (int64_t i = 0; i < 240; ++i) {
+      const double e = std::exp(xs.get_f64(i));
+      EXPECT_NEAR(y[0].get_f64(i), std::tanh(e - xs.get_f64(i)), 1e-6) << be << " " << i;
+    }
+  }
+}
+
 TEST(CpuIsa, TheActiveIsaIsSupported) {
   EXPECT_TRUE(cpu::cpu_supports(cpu::Isa::Portable));
   EXPECT_TRUE(cpu::cpu_supports(cpu::active_isa()));
