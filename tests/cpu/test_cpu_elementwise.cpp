@@ -169,6 +169,28 @@ TEST(CpuElementwise, TanhRationalWithinFourUlps) {
   expect_ulps(got, want, x, 4, "Tanh");
 }
 
+// GELU's positive middle (1.3, 3.2], x·G(x - 2.25) (simd_math.h), over a dense sweep of every
+// 7th float in [1, 3.5]: consecutive values fill whole vectors, so the form runs wherever no lane
+// passes 3.2, and the tail beyond.
+TEST(CpuElementwise, GeluPositiveMiddleWithinTwoUlps) {
+  const float lo = 1.0f, hi = 3.5f;
+  uint32_t b0, b1;
+  std::memcpy(&b0, &lo, 4);
+  std::memcpy(&b1, &hi, 4);
+  std::vector<float> v;
+  for (uint32_t b = b0; b <= b1; b += 7) {
+    float f;
+    std::memcpy(&f, &b, 4);
+    v.push_back(f);
+  }
+  HostTensor x = HostTensor::from_vector(DType::F32, {static_cast<int64_t>(v.size())}, v);
+  Attrs attrs;
+  attrs.set("kind", ActivationKind::Gelu);
+  HostTensor want = run_op1(OpKind::Activation, attrs, {x}, "reference");
+  HostTensor got = run_op1(OpKind::Activation, attrs, {x}, "cpu");
+  expect_ulps(got, want, x, 2, "Gelu");
+}
+
 // Operand values that keep each op's integer cases defined (no zero divisor, no negative
 // exponent or shift), as the reference would otherwise raise.
 HostTensor rhs(BinaryOp op, DType t, const Shape& s, uint64_t seed) {

@@ -333,13 +333,24 @@ inline Vf verfc(Vf x) {
 
 // 0.5 x (1 + erf(x / sqrt 2)). Both tails come from one erfc(|x| / sqrt 2): the negative one
 // as 0.5 x erfc (where 1 + erf cancels), the positive one as x (1 - 0.5 erfc). (Going through
-// verf for the positive side evaluated the tail twice: GELU was 2 ns an element.)
+// verf for the positive side evaluated the tail twice: GELU was 2 ns an element.) Positive x up
+// to 3.2 have a cheaper form, x·G(x - 2.25), G fitted to 1 - 0.5 erfc(x / sqrt 2) on [1.3, 3.2]
+// (1.3 ulps over a dense sweep): taken when no lane needs the tail, it spares the exp, the
+// reciprocal and the tail's polynomial (+ activations mostly stay below 3.2).
 inline Vf vgelu(Vf x) {
   constexpr float kRsqrt2 = 0.707106781186547524f;
   Vf a = vabs(x) * kRsqrt2;
   Vi32 far = a > 0.92f;
   Vf near = 0.5f * x * (1.0f + simd_math_detail::erf_small(x * kRsqrt2));  // NaN stays NaN
   if (!any(far)) return near;  // |x| <= 1.3 everywhere, the common case: no tail to evaluate
+  Vi32 mid = x > 0.0f && x <= 3.2f;
+  if (!any(far & ~mid)) {
+    static constexpr float kG[] = {9.877755046e-01f, 3.173963353e-02f,  -3.570691124e-02f,
+                                   2.149074711e-02f, -6.139002275e-03f, -4.638340324e-04f,
+                                   9.975421708e-04f, -2.590984514e-04f, -4.050873758e-05f,
+                                   2.893404417e-05f};
+    return far ? x * vpoly(x - 2.25f, kG) : near;
+  }
   Vf sq, lo;
   simd_math_detail::square_split(x, sq, lo);
   Vf half_tail = 0.5f * simd_math_detail::erfc_tail(a > 0.92f ? a : 1.0f, 0.5f * sq, 0.5f * lo);
