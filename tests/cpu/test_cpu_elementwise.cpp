@@ -147,48 +147,41 @@ TEST(CpuElementwise, VectorMathAccuracyInUlps) {
   expect_ulps(got, want, x, 8, "Atan2");
 }
 
+// Every `step`-th float in [lo, hi] (0 < lo < hi), and their negatives when `negatives`.
+// Consecutive floats fill whole vectors, so a kernel's per-vector branches each get runs of them.
+HostTensor dense_sweep(float lo, float hi, uint32_t step, bool negatives) {
+  uint32_t b0, b1;
+  std::memcpy(&b0, &lo, 4);
+  std::memcpy(&b1, &hi, 4);
+  std::vector<float> v;
+  for (uint32_t b = b0; b <= b1; b += step) {
+    float f;
+    std::memcpy(&f, &b, 4);
+    v.push_back(f);
+    if (negatives) v.push_back(-f);
+  }
+  return HostTensor::from_vector(DType::F32, {static_cast<int64_t>(v.size())}, v);
+}
+
+// `kind` on the cpu backend within `max_ulp` of the reference over x.
+void expect_activation_ulps(ActivationKind kind, const HostTensor& x, double max_ulp) {
+  Attrs attrs;
+  attrs.set("kind", kind);
+  HostTensor want = run_op1(OpKind::Activation, attrs, {x}, "reference");
+  HostTensor got = run_op1(OpKind::Activation, attrs, {x}, "cpu");
+  expect_ulps(got, want, x, max_ulp, name_of(OpKind::Activation, static_cast<int>(kind)));
+}
+
 // tanh's rational (|x| <= 4, simd_math.h) is held to the 4 ulps its comment states, over a
 // dense sweep of every 97th float in [1e-6, 4.5] and the negatives (the exp form beyond 4).
 TEST(CpuElementwise, TanhRationalWithinFourUlps) {
-  const float lo = 1e-6f, hi = 4.5f;
-  uint32_t b0, b1;
-  std::memcpy(&b0, &lo, 4);
-  std::memcpy(&b1, &hi, 4);
-  std::vector<float> v;
-  for (uint32_t b = b0; b <= b1; b += 97) {
-    float f;
-    std::memcpy(&f, &b, 4);
-    v.push_back(f);
-    v.push_back(-f);
-  }
-  HostTensor x = HostTensor::from_vector(DType::F32, {static_cast<int64_t>(v.size())}, v);
-  Attrs attrs;
-  attrs.set("kind", ActivationKind::Tanh);
-  HostTensor want = run_op1(OpKind::Activation, attrs, {x}, "reference");
-  HostTensor got = run_op1(OpKind::Activation, attrs, {x}, "cpu");
-  expect_ulps(got, want, x, 4, "Tanh");
+  expect_activation_ulps(ActivationKind::Tanh, dense_sweep(1e-6f, 4.5f, 97, true), 4);
 }
 
-// GELU's positive middle (1.3, 3.2], x·G(x - 2.25) (simd_math.h), over a dense sweep of every
-// 7th float in [1, 3.5]: consecutive values fill whole vectors, so the form runs wherever no lane
-// passes 3.2, and the tail beyond.
+// GELU's positive middle (1.3, 3.2], x·G(x - 2.25) (simd_math.h), over every 7th float in
+// [1, 3.5]: the form runs wherever no lane of a vector passes 3.2, the erfc tail beyond.
 TEST(CpuElementwise, GeluPositiveMiddleWithinTwoUlps) {
-  const float lo = 1.0f, hi = 3.5f;
-  uint32_t b0, b1;
-  std::memcpy(&b0, &lo, 4);
-  std::memcpy(&b1, &hi, 4);
-  std::vector<float> v;
-  for (uint32_t b = b0; b <= b1; b += 7) {
-    float f;
-    std::memcpy(&f, &b, 4);
-    v.push_back(f);
-  }
-  HostTensor x = HostTensor::from_vector(DType::F32, {static_cast<int64_t>(v.size())}, v);
-  Attrs attrs;
-  attrs.set("kind", ActivationKind::Gelu);
-  HostTensor want = run_op1(OpKind::Activation, attrs, {x}, "reference");
-  HostTensor got = run_op1(OpKind::Activation, attrs, {x}, "cpu");
-  expect_ulps(got, want, x, 2, "Gelu");
+  expect_activation_ulps(ActivationKind::Gelu, dense_sweep(1.0f, 3.5f, 7, false), 2);
 }
 
 // Operand values that keep each op's integer cases defined (no zero divisor, no negative
