@@ -1,7 +1,8 @@
 // Runs a legalized graph node by node on host kernels from a KernelRegistry. Shared by every
 // host backend (reference, cpu). Intermediate buffers come from a liveness-based memory plan:
 // buffers whose lifetimes do not overlap share bytes of one arena, taken from the caching
-// allocator once per run; graph outputs get storage of their own.
+// allocator once per run; graph outputs get storage of their own. A Reshape of a kernel's output
+// is a view of that output's bytes (reshape_aliases), which then stay live while it is read.
 #pragma once
 
 #include <string>
