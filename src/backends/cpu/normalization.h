@@ -174,8 +174,7 @@ inline int64_t row_grain(int64_t row_len) {
 // Requests kBytes at p into L2 (prefetches never fault).
 template <size_t kBytes>
 inline void request_bytes(const void* p) {
-  for (size_t b = 0; b < std::max<size_t>(kBytes, 1); b += 64)
-    __builtin_prefetch(static_cast<const char*>(p) + b, 0, 1);
+  for (size_t b = 0; b < kBytes; b += 64) __builtin_prefetch(static_cast<const char*>(p) + b, 0, 1);
 }
 
 // Σ x. With `pf`, the lines of pf[0, n / 2) are requested along the way, a vector's worth for
