@@ -175,6 +175,12 @@ TEST(CpuReduction, SoftmaxStreamsLargeOutputs) {
   for (int64_t j = 0; j < 1027; ++j) x.set_f64(9 * 1027 + j, -inf);
   check(OpKind::Softmax, Attrs(), {x}, "streamed rows");
   check(OpKind::Softmax, Attrs().set("log", true), {x}, "streamed rows log");
+  // Rows of whole vectors: each row's write waits for the next row's exp pass (the last of a
+  // thread's rows is written at its end). An odd row count, and NaN / all -inf rows among them.
+  HostTensor w = data(DType::F32, {4099, 1024}, 22, -20, 20);
+  w.set_f64(7 * 1024 + 100, std::nan(""));
+  for (int64_t j = 0; j < 1024; ++j) w.set_f64(4098 * 1024 + j, -inf);
+  check(OpKind::Softmax, Attrs(), {w}, "streamed aligned rows");
 }
 
 TEST(CpuReduction, Scans) {

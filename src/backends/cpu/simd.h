@@ -16,8 +16,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -64,6 +66,23 @@
 TESSEL_ISA_BEGIN
 
 inline constexpr int kVectorBytes = TESSEL_ISA_VECTOR_BYTES;
+
+// Vector-aligned storage for a kernel's scratch rows: std::vector's 16-byte alignment makes
+// every 64-byte access straddle two cache lines.
+template <class T>
+struct VectorAlignedAllocator {
+  using value_type = T;
+  VectorAlignedAllocator() = default;
+  template <class U>
+  VectorAlignedAllocator(const VectorAlignedAllocator<U>&) {}
+  T* allocate(size_t n) {
+    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(kVectorBytes)));
+  }
+  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t(kVectorBytes)); }
+  friend bool operator==(VectorAlignedAllocator, VectorAlignedAllocator) { return true; }
+};
+template <class T>
+using AlignedVector = std::vector<T, VectorAlignedAllocator<T>>;
 
 typedef float Vf __attribute__((vector_size(kVectorBytes)));
 typedef double Vd __attribute__((vector_size(kVectorBytes)));
