@@ -83,11 +83,14 @@ def main():
       "in one process, the Python peers run after them in the same script; Tessel and ONNX "
       "Runtime alternate on the models in 5 rounds of 8 runs (a fresh process each round), "
       "each timed as the median of its rounds' medians.")
-    p(f"- The environment's OpenBLAS settings: `{args.openblas_env}`. OpenBLAS 0.3.21 "
-      "does not know this CPU model, so with OPENBLAS_CORETYPE unset it runs its Prescott "
-      "(SSE3) kernels; `openblas-skylakex` (OPENBLAS_CORETYPE=SkylakeX, AVX-512) is its best "
-      "setting here and is the peer the GEMM target is judged against. numpy and torch call the "
-      "same OpenBLAS: their GEMM rows are given both ways.")
+    core = {k: machine.get(k, {}).get("openblas_core", "?")
+            for k in ("openblas-skylakex", "openblas-unset")}
+    p(f"- The environment's OpenBLAS settings: `{args.openblas_env}`. OpenBLAS ran its "
+      f"`{core['openblas-skylakex']}` kernels with OPENBLAS_CORETYPE=SkylakeX and its "
+      f"`{core['openblas-unset']}` kernels with it unset. `openblas-skylakex` alternates with "
+      "Tessel in one process, so both see the same spells of the shared host: it is the peer the "
+      "GEMM target is judged against. `openblas-unset` and the Python peers run afterwards, in "
+      "other spells. numpy and torch call the same OpenBLAS: their GEMM rows are given both ways.")
     p("")
     p("## The machine's limits (measured in this run)\n")
     p("| limit | 1 thread | %d threads |" % threads)
