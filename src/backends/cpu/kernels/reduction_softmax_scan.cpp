@@ -117,11 +117,11 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, T* tmp, PendingRow<T>* p
     s1 += e0;
   }
   s = static_cast<double>(reduce_add(s0 + s1));
-  const V inv = splat<V>(static_cast<T>(1.0 / s));
+  const T inv_s = static_cast<T>(1.0 / s);
   if (tmp) {
     // Pending until the next row when its rows are whole aligned vectors (then the pending
     // row's stores above were whole and aligned too), else written now.
-    PendingRow<T> row{y, tmp, static_cast<T>(1.0 / s), n};
+    PendingRow<T> row{y, tmp, inv_s, n};
     if (pending && n % L == 0 && reinterpret_cast<uintptr_t>(y) % kVectorBytes == 0) {
       *pending = row;
     } else {
@@ -130,6 +130,7 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, T* tmp, PendingRow<T>* p
     }
     return;
   }
+  const V inv = splat<V>(inv_s);
   for (i = 0; i + L <= n; i += L) store(y + i, load<V>(y + i) * inv);
   if (i < n) {
     int r = static_cast<int>(n - i);
