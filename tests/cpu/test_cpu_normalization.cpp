@@ -59,17 +59,28 @@ TEST(CpuNormalization, TrailingNormBroadcastAndLargeMean) {
   expect_parity(OpKind::LayerNorm, axis_attrs(-1), {cast_to(x, DType::F32)}, "mean 1000");
 }
 
-// Outputs of 16 MiB and more are streamed past the cache block by block: rows of 1027 start at
-// every alignment; rows of 2051 span three blocks.
+// Outputs of 16 MiB and more are streamed, each row written along the next row's statistics:
+// rows of 1027 start at every alignment (a plainly stored head and tail around the streamed
+// vectors); rows of 2051 span three blocks; rows of 1024 are whole aligned vectors, 4099 of them
+// (an odd count per thread). With and without gamma and beta, and in f64.
 TEST(CpuNormalization, TrailingNormStreamsLargeOutputs) {
-  for (const Shape& s : {Shape{4100, 1027}, Shape{2050, 2051}}) {
+  for (const Shape& s : {Shape{4100, 1027}, Shape{2050, 2051}, Shape{4099, 1024}}) {
     const Shape tail = {s[1]};
     HostTensor x = random_values(DType::F32, s, 11, -2, 3);
     HostTensor g = random_values(DType::F32, tail, 12, 0.5, 1.5);
     HostTensor b = random_values(DType::F32, tail, 13);
-    expect_parity(OpKind::LayerNorm, axis_attrs(-1), {x, g, b}, "streamed " + shape_str(s));
-    expect_parity(OpKind::RmsNorm, axis_attrs(-1), {x, g}, "streamed " + shape_str(s));
+    const std::string what = "streamed " + shape_str(s);
+    expect_parity(OpKind::LayerNorm, axis_attrs(-1), {x, g, b}, what);
+    expect_parity(OpKind::RmsNorm, axis_attrs(-1), {x, g}, what);
+    if (s[1] != 1024) continue;
+    expect_parity(OpKind::LayerNorm, axis_attrs(-1), {x}, what + " no affine");
+    expect_parity(OpKind::LayerNorm, axis_attrs(-1), {x, HostTensor{}, b}, what + " beta");
+    expect_parity(OpKind::RmsNorm, axis_attrs(-1), {x}, what + " no gamma");
   }
+  HostTensor x = random_values(DType::F64, {2050, 1027}, 14, -2, 3);
+  expect_parity(OpKind::LayerNorm, axis_attrs(-1),
+                {x, random_values(DType::F64, {1027}, 15), random_values(DType::F64, {1027}, 16)},
+                "streamed f64");
 }
 
 TEST(CpuNormalization, TrailingNormEmpty) {

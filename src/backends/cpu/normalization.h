@@ -171,22 +171,21 @@ inline int64_t row_grain(int64_t row_len) {
   return std::max<int64_t>(1, 16384 / std::max<int64_t>(row_len, 1));
 }
 
-// Requests kBytes at p into L2 (prefetches never fault).
-template <size_t kBytes>
-inline void request_bytes(const void* p) {
-  for (size_t b = 0; b < kBytes; b += 64) __builtin_prefetch(static_cast<const char*>(p) + b, 0, 1);
-}
+// A job run along a statistics pass (vec_sum, vec_sum_sq, RowStats::add): called once per
+// iteration of the pass's main loop with the number of vectors that iteration read.
+struct NoSideJob {
+  void operator()(int) const {}
+};
 
-// Σ x. With `pf`, the lines of pf[0, n / 2) are requested along the way, a vector's worth for
-// every two vectors summed: half of a later row, fetched while this pass computes.
-template <class T>
-T vec_sum(const T* x, int64_t n, const T* pf = nullptr) {
+// Σ x, running `side` along.
+template <class T, class Side = NoSideJob>
+T vec_sum(const T* x, int64_t n, Side&& side = {}) {
   using V = VecOf<T>;
   constexpr int L = kLanes<V>;
   V a0{}, a1{}, a2{}, a3{};
   int64_t i = 0;
   for (; i + 4 * L <= n; i += 4 * L) {
-    if (pf) request_bytes<2 * L * sizeof(T)>(pf + i / 2);
+    side(4);
     a0 += load<V>(x + i);
     a1 += load<V>(x + i + L);
     a2 += load<V>(x + i + 2 * L);
@@ -197,16 +196,16 @@ T vec_sum(const T* x, int64_t n, const T* pf = nullptr) {
   return reduce_add((a0 + a1) + (a2 + a3));
 }
 
-// Σ (x - c)² and, when `dev` is given, Σ (x - c) into it; `pf` as for vec_sum.
-template <class T>
-T vec_sum_sq(const T* x, int64_t n, T c, T* dev = nullptr, const T* pf = nullptr) {
+// Σ (x - c)² and, when `dev` is given, Σ (x - c) into it; `side` as for vec_sum.
+template <class T, class Side = NoSideJob>
+T vec_sum_sq(const T* x, int64_t n, T c, T* dev = nullptr, Side&& side = {}) {
   using V = VecOf<T>;
   constexpr int L = kLanes<V>;
   const V vc = splat<V>(c);
   V a0{}, a1{}, s0{}, s1{};
   int64_t i = 0;
   for (; i + 2 * L <= n; i += 2 * L) {
-    if (pf) request_bytes<L * sizeof(T)>(pf + i / 2);
+    side(2);
     V d0 = load<V>(x + i) - vc, d1 = load<V>(x + i + L) - vc;
     a0 += d0 * d0;
     a1 += d1 * d1;
@@ -236,19 +235,20 @@ struct RowStats {
   double mean = 0, m2 = 0;
   int64_t n = 0;
 
-  // The block x[0, len); `pf` (optional) a later row's share to request meanwhile (vec_sum).
-  void add(const T* x, int64_t len, const T* pf = nullptr) {
+  // The block x[0, len), running `side` along its passes (vec_sum).
+  template <class Side = NoSideJob>
+  void add(const T* x, int64_t len, Side&& side = {}) {
     if (len == 0) return;
     if (!center) {
-      m2 += static_cast<double>(vec_sum_sq<T>(x, len, T(0), nullptr, pf));
+      m2 += static_cast<double>(vec_sum_sq<T>(x, len, T(0), nullptr, side));
       n += len;
       return;
     }
     // Corrected two-pass: the deviations from a rough mean c give the exact block mean.
     const T c =
-        static_cast<T>(static_cast<double>(vec_sum<T>(x, len, pf)) / static_cast<double>(len));
+        static_cast<T>(static_cast<double>(vec_sum<T>(x, len, side)) / static_cast<double>(len));
     T dev = 0;
-    const double sq = static_cast<double>(vec_sum_sq<T>(x, len, c, &dev));
+    const double sq = static_cast<double>(vec_sum_sq<T>(x, len, c, &dev, side));
     const double dm = static_cast<double>(dev) / static_cast<double>(len);
     const double bm = static_cast<double>(c) + dm;
     const double block_m2 = std::max(0.0, sq - static_cast<double>(len) * dm * dm);
