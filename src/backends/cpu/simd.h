@@ -267,6 +267,17 @@ inline bool any(Vi32 m) {
 #endif
 }
 
+// Whether any lane of v exceeds b (NaN lanes do not). On AVX-512 straight from the compare's
+// mask register: any(v > b) materializes the mask as a vector and converts it back, two more
+// vector operations where the test guards a rare path in a loop bound by them (tanh, GELU).
+inline bool any_greater(Vf v, float b) {
+#if defined(TESSEL_CPU_ISA_AVX512)
+  return _mm512_cmp_ps_mask(bitcast<__m512>(v), _mm512_set1_ps(b), _CMP_GT_OQ) != 0;
+#else
+  return any(v > b);
+#endif
+}
+
 // Non-temporal store of a whole vector to a kVectorBytes-aligned address: the line goes to
 // memory without first being read into the cache (no read-for-ownership), which takes a third
 // of the memory traffic off a kernel writing a tensor much larger than the last-level cache.

@@ -249,9 +249,9 @@ inline Vf vtanh(Vf x) {
                                  2.377762576e-04f};
   Vf z = x * x;
   Vf r = x * vpoly(z, kP) / vpoly(z, kQ);  // NaN stays NaN
+  if (!any_greater(z, 16.0f)) return r;    // |x| <= 4 (NaN included)
   Vf a = vabs(x);
   Vi32 far = a > 4.0f;
-  if (!any(far)) return r;
   Vf e = vexp(a > 10.0f ? splat<Vf>(20.0f) : a + a);  // tanh(10) rounds to 1 already
   Vf big = vcopysign(1.0f - 2.0f * vrcp(e + 1.0f), x);
   return far ? big : r;
@@ -339,10 +339,17 @@ inline Vf verfc(Vf x) {
 // reciprocal and the tail's polynomial (+ activations mostly stay below 3.2).
 inline Vf vgelu(Vf x) {
   constexpr float kRsqrt2 = 0.707106781186547524f;
+  // |x| <= 1.3: 0.5x(1 + erf(x/√2)) = 0.5x + x²·Q(x²), erf_small's polynomial rescaled (Q(t) =
+  // P(t/2) / 2√2), so that x² is the only product before the Horner chain.
+  static constexpr float kQ[] = {3.989423012e-01f,  -6.649037299e-02f, 9.973472837e-03f,
+                                 -1.187030921e-03f, 1.149305046e-04f,  -8.998264694e-06f,
+                                 4.627864856e-07f};
+  Vf t = x * x;
+  Vf near = t * vpoly(t, kQ) + 0.5f * x;  // NaN stays NaN
+  // |x| <= 1.3 everywhere, the common case: no tail to evaluate.
+  if (!any_greater(t, 1.6928f)) return near;  // 1.6928 = (0.92·√2)²
   Vf a = vabs(x) * kRsqrt2;
   Vi32 far = a > 0.92f;
-  Vf near = 0.5f * x * (1.0f + simd_math_detail::erf_small(x * kRsqrt2));  // NaN stays NaN
-  if (!any(far)) return near;  // |x| <= 1.3 everywhere, the common case: no tail to evaluate
   Vi32 mid = x > 0.0f && x <= 3.2f;
   if (!any(far & ~mid)) {
     static constexpr float kG[] = {9.877755046e-01f, 3.173963353e-02f,  -3.570691124e-02f,
