@@ -83,6 +83,15 @@ TEST(CpuLinearAlgebra, MatMulLargeThreaded) {
     check(OpKind::MatMul, matmul_attrs(false, true), {a, bt}, 300,
           name("MatMul tb", dt, a.shape, bt.shape), 1, false);
   }
+  // Few rows and B ≫ cache (≥ 16 MiB): B packed a group of panels at a time, the next group's
+  // rows requested along the multiply; odd column and k counts end in partial groups, panels
+  // and k blocks.
+  for (DType dt : {DType::F32, DType::F64}) {
+    const int64_t n = dt == DType::F32 ? 3900 : 1950;
+    HostTensor a = data(dt, {37, 1100}, ++seed), b = data(dt, {1100, n}, ++seed);
+    check(OpKind::MatMul, matmul_attrs(), {a, b}, 1100, name("MatMul", dt, a.shape, b.shape), 1,
+          false);
+  }
   // Matrix-vector products (no packing) in both orientations and with transposes.
   for (DType dt : {DType::F32, DType::F64, DType::F16}) {
     HostTensor v = data(dt, {700}, ++seed), w = data(dt, {700, 1100}, ++seed),
