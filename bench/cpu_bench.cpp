@@ -141,12 +141,16 @@ __attribute__((target("avx512f"))) void stream_copy(char* dst, const char* src, 
 }
 
 // A 64-byte aligned byte buffer.
+// The copies' buffers come from the allocator of Tessel's tensors (allocate_host_bytes), so that
+// both run on the same pages: huge ones from 4 MiB, where a copy on 4 KiB pages moved ~0.8× as
+// many bytes a second.
 struct Bytes {
   explicit Bytes(size_t n, char fill)
-      : p(static_cast<char*>(std::aligned_alloc(64, (std::max<size_t>(n, 1) + 255) / 256 * 256))) {
+      : p(static_cast<char*>(tessel::allocate_host_bytes((std::max<size_t>(n, 1) + 255) / 256 * 256))) {
+    if (p == nullptr) std::abort();
     std::memset(p, fill, n);
   }
-  ~Bytes() { std::free(p); }
+  ~Bytes() { tessel::free_host_bytes(p); }
   Bytes(const Bytes&) = delete;
   Bytes& operator=(const Bytes&) = delete;
   char* p;

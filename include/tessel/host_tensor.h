@@ -28,6 +28,13 @@ size_t host_allocation_limit();
 // Throws OutOfMemory when `bytes` is over host_allocation_limit(); `what` names the request.
 void check_host_allocation(size_t bytes, const char* what);
 
+// Raw host memory as tensors and the runtime's buffers get it: 64-byte aligned; blocks of 4 MiB
+// and more are 2 MiB aligned and advised to the OS as backed by huge pages (Linux
+// madvise(MADV_HUGEPAGE), which Debian's default "madvise" transparent-huge-page mode honours).
+// Null on failure; released with free_host_bytes.
+void* allocate_host_bytes(size_t bytes);
+void free_host_bytes(void* p);
+
 struct Storage {
   std::shared_ptr<uint8_t[]> bytes;
   size_t size = 0;

@@ -40,10 +40,10 @@ class Cache {
         return p;
       }
     }
-    void* p = std::aligned_alloc(kAlign, cls);
+    void* p = allocate_host_bytes(cls);
     if (!p) {
       release();  // retry once with the cache emptied
-      p = std::aligned_alloc(kAlign, cls);
+      p = allocate_host_bytes(cls);
     }
     if (!p) throw_error(ErrorKind::OutOfMemory, "host allocation of ", cls, " bytes failed");
     std::lock_guard lock(mu_);
@@ -55,7 +55,7 @@ class Cache {
     std::lock_guard lock(mu_);
     stats_.in_use -= cls;
     if (stats_.cached + cls > kMaxCached) {
-      std::free(p);
+      free_host_bytes(p);
       return;
     }
     free_[cls].push_back(p);
@@ -65,7 +65,7 @@ class Cache {
   void release() {
     std::lock_guard lock(mu_);
     for (auto& [cls, blocks] : free_)
-      for (uint8_t* p : blocks) std::free(p);
+      for (uint8_t* p : blocks) free_host_bytes(p);
     free_.clear();
     stats_.cached = 0;
   }

@@ -1,7 +1,8 @@
 // The caching host allocator. Freed blocks go back to per-size free lists instead of the OS, so
 // steady-state runs touch no fresh pages (on this VM a first touch costs far more than the
-// arithmetic on it). Blocks are 64-byte aligned and rounded up to a size class; contents of a
-// reused block are whatever was there. Thread-safe.
+// arithmetic on it). Blocks come from allocate_host_bytes (64-byte aligned; from 4 MiB, on huge
+// pages where the OS agrees) and are rounded up to a size class; contents of a reused block are
+// whatever was there. Thread-safe.
 #pragma once
 
 #include <cstddef>

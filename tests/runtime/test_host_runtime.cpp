@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 
 #include "backends/cpu/isa.h"
@@ -125,6 +126,53 @@ TEST(HostAllocator, UserTensorsAreCacheLineAlignedAndZeroed) {
     EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data()) % 64, 0u) << n;
     for (int64_t i = 0; i < n; i += 97) EXPECT_EQ(t.get_f64(i), 0.0) << i;
   }
+}
+
+// Whether the mapping holding address p may be backed by transparent huge pages, as
+// /proc/self/smaps reports it ("THPeligible: 1"); -1 where that cannot be read.
+int thp_eligible(const void* p) {
+  FILE* f = std::fopen("/proc/self/smaps", "r");
+  if (f == nullptr) return -1;
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  char line[512];
+  bool inside = false;
+  int found = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && std::strchr(line, '-') < line + 17) {
+      inside = a >= lo && a < hi;
+      continue;
+    }
+    int v = 0;
+    if (inside && std::sscanf(line, "THPeligible: %d", &v) == 1) {
+      found = v;
+      break;
+    }
+  }
+  std::fclose(f);
+  return found;
+}
+
+// Blocks of 4 MiB and more, a user's tensors and the runtime's buffers alike, start on a 2 MiB
+// boundary and are advised as huge-page backed (madvise), so that the OS, unless its
+// transparent huge pages are off, backs them with 2 MiB pages.
+TEST(HostAllocator, LargeBlocksAreHugePageAlignedAndAdvised) {
+  HostTensor t = HostTensor::empty(DType::F32, {1 << 20});  // 4 MiB
+  auto s = host_allocate(size_t{6} << 20);
+  for (const void* p :
+       {static_cast<const void*>(t.data()), static_cast<const void*>(s->bytes.get())})
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % (size_t{2} << 20), 0u);
+  EXPECT_EQ(t.get_f64((1 << 20) - 1), 0.0);
+  FILE* mode = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  char buf[128] = {};
+  if (mode != nullptr) {
+    if (std::fgets(buf, sizeof buf, mode) == nullptr) buf[0] = 0;
+    std::fclose(mode);
+  }
+  if (mode == nullptr || std::strstr(buf, "[never]") != nullptr || thp_eligible(t.data()) < 0)
+    GTEST_SKIP() << "transparent huge pages are off or not reported here: nothing to advise";
+  EXPECT_EQ(thp_eligible(t.data()), 1);
+  EXPECT_EQ(thp_eligible(s->bytes.get()), 1);
 }
 
 TEST(HostAllocator, ImpossibleSizeIsOutOfMemory) {
