@@ -79,7 +79,7 @@ constexpr size_t kLineAlign = 64;
 // Blocks this large are backed by 2 MiB pages where the OS agrees: a kernel streaming a tensor
 // ≫ cache then misses the TLB once per 2 MiB instead of once per 4 KiB, and the hardware
 // prefetchers, which stop at 4 KiB page ends, run on (softmax and layer norm over 64 MiB:
-// 0.77–0.86× of their time on 4 KiB pages, two threads).
+// 0.67–0.86× of their time on 4 KiB pages, two threads).
 constexpr size_t kHugeBlock = size_t{4} << 20;
 constexpr size_t kHugePage = size_t{2} << 20;
 
