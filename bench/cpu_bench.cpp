@@ -140,10 +140,9 @@ __attribute__((target("avx512f"))) void stream_copy(char* dst, const char* src, 
   _mm_sfence();
 }
 
-// A 64-byte aligned byte buffer.
-// The copies' buffers come from the allocator of Tessel's tensors (allocate_host_bytes), so that
-// both run on the same pages: huge ones from 4 MiB, where a copy on 4 KiB pages moved ~0.8× as
-// many bytes a second.
+// A byte buffer from the allocator of Tessel's tensors (allocate_host_bytes: 64-byte aligned,
+// huge pages from 4 MiB), so that the copies and Tessel run on the same pages (on 4 KiB pages a
+// copy moved ~0.8× as many bytes a second).
 struct Bytes {
   explicit Bytes(size_t n, char fill)
       : p(static_cast<char*>(tessel::allocate_host_bytes((std::max<size_t>(n, 1) + 255) / 256 * 256))) {
