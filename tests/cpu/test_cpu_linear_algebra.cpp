@@ -83,13 +83,15 @@ TEST(CpuLinearAlgebra, MatMulLargeThreaded) {
     check(OpKind::MatMul, matmul_attrs(false, true), {a, bt}, 300,
           name("MatMul tb", dt, a.shape, bt.shape), 1, false);
   }
-  // Rows for two blocks a thread (four row blocks, the last ending in a partial panel): each
-  // thread runs its own row blocks through the whole k loop, packing all of B for itself.
-  for (DType dt : {DType::F32, DType::F64}) {
-    HostTensor a = data(dt, {1000, 300}, ++seed), b = data(dt, {300, 257}, ++seed);
-    check(OpKind::MatMul, matmul_attrs(), {a, b}, 300, name("MatMul", dt, a.shape, b.shape), 1,
-          false);
-  }
+  // Rows for two blocks a thread: each thread runs its own row blocks through the whole k
+  // loop, packing all of B for itself. 850 rows are 61 panels, the last partial: its columns
+  // are shared between the threads (with N = 20, one panel, only one thread has any).
+  for (DType dt : {DType::F32, DType::F64})
+    for (int64_t n : {257, 20}) {
+      HostTensor a = data(dt, {850, 300}, ++seed), b = data(dt, {300, n}, ++seed);
+      check(OpKind::MatMul, matmul_attrs(), {a, b}, 300, name("MatMul", dt, a.shape, b.shape), 1,
+            false);
+    }
   // Few rows and B ≫ cache (≥ 16 MiB): B packed a group of panels at a time, the next group's
   // rows requested along the multiply; odd column and k counts end in partial groups, panels
   // and k blocks.
@@ -300,8 +302,9 @@ TEST(CpuLinearAlgebra, FusedMatMulBiasActShapes) {
     check(OpKind::FusedMatMulBiasAct, Attrs().set("act", ActivationKind::Relu),
           {x2, w2, data(dt, {1000}, ++seed)}, 333,
           name("FusedMatMulBiasAct narrow", dt, x2.shape, w2.shape));
-    // Rows past one block a thread: the epilogue runs per row block after the last k block.
-    HostTensor x4 = data(dt, {700, 300}, ++seed), w4 = data(dt, {300, 100}, ++seed);
+    // Rows past one block a thread: the epilogue runs per row block after the last k block,
+    // and on each thread's columns of the odd last panel (680 rows: 49 panels).
+    HostTensor x4 = data(dt, {680, 300}, ++seed), w4 = data(dt, {300, 100}, ++seed);
     check(OpKind::FusedMatMulBiasAct, Attrs().set("act", ActivationKind::Relu),
           {x4, w4, data(dt, {100}, ++seed)}, 300,
           name("FusedMatMulBiasAct row blocks", dt, x4.shape, w4.shape));

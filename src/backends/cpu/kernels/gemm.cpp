@@ -487,8 +487,15 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
       // core's cache and write into lines the other had just read: 2 threads, old time ×0.96
       // at 512³ and 1024³, ×0.91–0.96 on ResNet's 3×3 layers with 256 and 512 channels, neutral
       // (0.99–1.0) from 256 rows on, where the packing is more of the work.
+      // Row panels that do not divide between the threads (one of 37 at 512 rows) would leave
+      // one thread a panel more than the others: with few panels a thread, their columns are
+      // shared out instead (512³: ×0.95). With many, the imbalance is smaller than the cost of
+      // one more pass over B for a single panel.
+      const int64_t extra = threads > 1 && row_panels < 32 * threads ? row_panels % threads : 0;
+      const int64_t own_panels = row_panels - extra, e0 = own_panels * MR;
       parallel_for(threads, 1, [&](int64_t t0, int64_t t1) {
-        T* pa = static_cast<T*>(t_pack_a.get(static_cast<size_t>(mc_max * Bk::KC) * sizeof(T)));
+        const int64_t pa_rows = std::max(mc_max, extra * MR);
+        T* pa = static_cast<T*>(t_pack_a.get(static_cast<size_t>(pa_rows * Bk::KC) * sizeof(T)));
         T* pb =
             static_cast<T*>(t_pack_b.get(static_cast<size_t>(panels * NR * Bk::KC) * sizeof(T)));
         BSource<T> src;
@@ -499,13 +506,21 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
             const bool acc = accumulate || pc > 0, last = pc + kc >= k;
             pack_b<Bk>(b, pc, kc, jc, nc, pb);
             for (int64_t rb = t * row_blocks / threads; rb < (t + 1) * row_blocks / threads; ++rb) {
-              const int64_t i0 = rb * row_panels / row_blocks * MR;
-              const int64_t mc = std::min(m, (rb + 1) * row_panels / row_blocks * MR) - i0;
+              const int64_t i0 = rb * own_panels / row_blocks * MR;
+              const int64_t mc = std::min(m, (rb + 1) * own_panels / row_blocks * MR) - i0;
               if (mc <= 0) continue;
               pack_a<Bk>(a, i0, mc, pc, kc, pa);
               macro_kernel<Bk>(mc, nc, kc, pa, src, c + i0 * ldc + jc, ldc, acc);
               if (last && ep != nullptr) apply_gemm_epilogue(*ep, c, ldc, i0, i0 + mc, jc, jc + nc);
             }
+            const int64_t c0 = t * panels / threads * NR;
+            const int64_t c1 = std::min(nc, (t + 1) * panels / threads * NR);
+            if (extra == 0 || c0 >= c1) continue;
+            pack_a<Bk>(a, e0, m - e0, pc, kc, pa);
+            BSource<T> part;
+            part.packed = pb + c0 * kc;
+            macro_kernel<Bk>(m - e0, c1 - c0, kc, pa, part, c + e0 * ldc + jc + c0, ldc, acc);
+            if (last && ep != nullptr) apply_gemm_epilogue(*ep, c, ldc, e0, m, jc + c0, jc + c1);
           }
       });
       continue;
