@@ -5,6 +5,7 @@
 #include "backends/cpu/gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <new>
 #include <utility>
@@ -91,7 +92,13 @@ class Scratch {
   void* p_ = nullptr;
   size_t cap_ = 0;
 };
-thread_local Scratch t_pack_a, t_pack_b, t_vec;
+thread_local Scratch t_pack_a, t_pack_b, t_vec, t_whole_a;
+// Which few-rows product's whole packed A t_whole_a holds (gemm_packed's whole_a): ids are
+// unique per call, so a stale buffer is never taken for the current A.
+std::atomic<uint64_t> g_whole_a_id{0};
+thread_local uint64_t t_whole_a_id = 0;
+// All of A packed, at most: past this, each column part packs A's k block for itself.
+constexpr int64_t kWholeABytes = 512 << 10;
 
 template <class T>
 void to_t(const void* src, DType dt, int64_t stride, T* dst, int64_t n) {
@@ -427,14 +434,26 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
     if (own_b) {
       // Too few column panels to go round (N = 40, K = 2880 in PaddleOCR rec ran on one
       // thread): the rows are split instead, each part packing all of B for itself.
-      // Two parts a thread balance the load; with few panels a part each (every part packs all
-      // of A: four parts of a 60×2880×120 product packed A for as long as they multiplied).
-      const int64_t col_parts =
-          std::min<int64_t>(panels, (panels >= 8 * threads ? 2 : 1) * threads);
+      // Where all of A packed is small, each thread packs it once (whole_a) and the column parts
+      // are finer, four a thread, for balance: 240×240×960 (PaddleOCR rec's 1×1 convolutions)
+      // and 128×64×1920 ×0.94–0.95, neutral at 128×512×2048 (1.01) and 200×512×1024 (0.99); A
+      // of 1 MB (128×2048×512) was 1.03× slower. Otherwise two parts a thread,
+      // or with few panels a part each: every part packs all of A (four parts of a
+      // 60×2880×120 product packed A for as long as they multiplied).
+      const bool whole_a = row_panels * MR * k * static_cast<int64_t>(sizeof(T)) <= kWholeABytes;
+      const int64_t col_parts = std::min<int64_t>(panels, (whole_a                 ? 4
+                                                           : panels >= 8 * threads ? 2
+                                                                                   : 1) *
+                                                              threads);
       const int64_t row_parts = col_parts < threads ? std::min<int64_t>(row_panels, threads) : 1;
       const int64_t parts = col_parts < threads ? row_parts : col_parts;
+      const bool share_a = whole_a && row_parts == 1;
+      const uint64_t a_id = g_whole_a_id.fetch_add(1) + 1;
       parallel_for(parts, 1, [&](int64_t u0, int64_t u1) {
-        T* pa = static_cast<T*>(t_pack_a.get(static_cast<size_t>(mc_max * Bk::KC) * sizeof(T)));
+        T* pa =
+            share_a
+                ? nullptr
+                : static_cast<T*>(t_pack_a.get(static_cast<size_t>(mc_max * Bk::KC) * sizeof(T)));
         for (int64_t u = u0; u < u1; ++u) {
           const int64_t q0 = row_parts > 1 ? 0 : u * panels / parts;
           const int64_t q1 = row_parts > 1 ? panels : (u + 1) * panels / parts;
@@ -455,7 +474,22 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
           T* pb = static_cast<T*>(t_pack_b.get(static_cast<size_t>(group * Bk::KC) * sizeof(T)));
           for (int64_t pc = 0; pc < k; pc += Bk::KC) {
             const int64_t kc = std::min<int64_t>(Bk::KC, k - pc);
-            pack_a<Bk>(a, i0, i1 - i0, pc, kc, pa);
+            const T* pak = pa;
+            if (share_a) {
+              // This thread's A, packed whole once for this call (get() and the id check are
+              // cheap; they make a nested product that reused the buffer harmless).
+              T* whole = static_cast<T*>(
+                  t_whole_a.get(static_cast<size_t>(row_panels * MR * k) * sizeof(T)));
+              if (t_whole_a_id != a_id) {
+                for (int64_t p = 0; p < k; p += Bk::KC)
+                  pack_a<Bk>(a, 0, m, p, std::min<int64_t>(Bk::KC, k - p),
+                             whole + p * row_panels * MR);
+                t_whole_a_id = a_id;
+              }
+              pak = whole + pc * row_panels * MR;
+            } else {
+              pack_a<Bk>(a, i0, i1 - i0, pc, kc, pa);
+            }
             for (int64_t g0 = c0; g0 < c1; g0 += group) {
               const int64_t g1 = std::min(c1, g0 + group);
               pack_b<Bk>(b, pc, kc, jc + g0, g1 - g0, pb);
@@ -471,7 +505,7 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
                 ahead.rows_left = std::min<int64_t>(Bk::KC, k - np);
                 ahead.row_lines = ((n1 - n0) * static_cast<int64_t>(sizeof(T)) + 63) / 64;
               }
-              macro_kernel<Bk>(i1 - i0, g1 - g0, kc, pa, part, c + i0 * ldc + jc + g0, ldc,
+              macro_kernel<Bk>(i1 - i0, g1 - g0, kc, pak, part, c + i0 * ldc + jc + g0, ldc,
                                accumulate || pc > 0, grouped ? &ahead : nullptr);
             }
           }
