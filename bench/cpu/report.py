@@ -68,7 +68,11 @@ def main():
     peak = machine["fma_peak"]
     bw = machine["copy_bandwidth"]
     threads = peak["threads"]
-    peak_n, bw_n = peak["gflops_n"], bw["gbs_n"]
+    # The n-thread peak yardstick: the larger of the n-thread measurement and n times the
+    # one-thread one. On the shared host the n-thread run can fall in a spell where another
+    # tenant holds a core (a run at 347eec6 measured 190 GFLOP/s on 2 threads against 112 on
+    # one, and its GEMMs then ran at up to 204); n cores free are the hardware's limit.
+    peak_n, bw_n = max(peak["gflops_n"], threads * peak["gflops_1"]), bw["gbs_n"]
     out = []
     p = out.append
     p("# cpu benchmark: Tessel against OpenBLAS, numpy, PyTorch and ONNX Runtime\n")
@@ -95,16 +99,17 @@ def main():
     p("## The machine's limits (measured in this run)\n")
     p("| limit | 1 thread | %d threads |" % threads)
     p("|---|---|---|")
-    p(f"| f32 FMA peak (16 independent 512-bit FMA chains) | {peak['gflops_1']:.0f} GFLOP/s | "
-      f"{peak_n:.0f} GFLOP/s |")
+    p(f"| f32 FMA peak (16 independent 512-bit FMA chains; {threads} threads: the larger of "
+      f"their run, {peak['gflops_n']:.0f}, and {threads}× one thread's) | "
+      f"{peak['gflops_1']:.0f} GFLOP/s | {peak_n:.0f} GFLOP/s |")
     p(f"| copy bandwidth (512 MiB, read + write bytes: the best pass of memcpy and of a "
       f"streaming copy) | {bw['gbs_1']:.1f} GB/s | "
       f"{bw_n:.1f} GB/s |")
     p("")
-    if threads > 1 and peak_n < 1.5 * peak["gflops_1"]:
-        p(f"**This run's {threads}-thread FMA peak measured below 1.5× one thread's: another "
-          "tenant held a core while it ran, so every percentage of peak below is overstated. "
-          "Do not read the GEMM peak targets from this run.**\n")
+    if threads > 1 and peak["gflops_n"] < 0.9 * threads * peak["gflops_1"]:
+        p(f"This run's {threads}-thread FMA run measured {peak['gflops_n']:.0f} GFLOP/s, below "
+          f"{threads}× one thread's: another tenant held a core while it ran. The percentages of "
+          f"peak below are taken against {peak_n:.0f} GFLOP/s.\n")
 
     workloads = parse_workloads(args.workloads)
     targets = []  # (target, workload, value, goal, met)
