@@ -16,9 +16,11 @@ WARMUP = 300
 # through tessel.Tensor(python_scalar)): a leak is growth that does not level off.
 TRACED_WARMUP = 1000
 # Growth allowed over the whole loop, and over its second half: an object kept per iteration
-# (>= 24 bytes) would add >= 120 KB to the second half alone.
+# (>= 24 bytes) would add >= 120 KB to the second half alone. (At 64 KiB the second half failed
+# once in many runs at 65 975 bytes, 13 bytes an iteration: an internal table's step growth, not
+# an object per iteration.)
 PY_GROWTH_LIMIT = 256 * 1024
-PY_SECOND_HALF_LIMIT = 64 * 1024
+PY_SECOND_HALF_LIMIT = 96 * 1024
 
 
 def step(i, device):

@@ -437,14 +437,12 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
       // Where all of A packed is small, each thread packs it once (whole_a) and the column parts
       // are finer, four a thread, for balance: 240×240×960 (PaddleOCR rec's 1×1 convolutions)
       // and 128×64×1920 ×0.94–0.95, neutral at 128×512×2048 (1.01) and 200×512×1024 (0.99); A
-      // of 1 MB (128×2048×512) was 1.03× slower. Otherwise two parts a thread,
-      // or with few panels a part each: every part packs all of A (four parts of a
-      // 60×2880×120 product packed A for as long as they multiplied).
+      // of 1 MB (128×2048×512) was 1.03× slower. Otherwise two parts a thread, or with few
+      // panels a part each: every part packs all of A (four parts of a 60×2880×120 product
+      // packed A for as long as they multiplied).
       const bool whole_a = row_panels * MR * k * static_cast<int64_t>(sizeof(T)) <= kWholeABytes;
-      const int64_t col_parts = std::min<int64_t>(panels, (whole_a                 ? 4
-                                                           : panels >= 8 * threads ? 2
-                                                                                   : 1) *
-                                                              threads);
+      const int64_t per_thread = whole_a ? 4 : panels >= 8 * threads ? 2 : 1;
+      const int64_t col_parts = std::min<int64_t>(panels, per_thread * threads);
       const int64_t row_parts = col_parts < threads ? std::min<int64_t>(row_panels, threads) : 1;
       const int64_t parts = col_parts < threads ? row_parts : col_parts;
       const bool share_a = whole_a && row_parts == 1;
@@ -519,7 +517,7 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
       // B's k block for itself. Sharing one packed B between the threads (each packing part,
       // with a barrier per k block) made each thread read half its panels from the other
       // core's cache and write into lines the other had just read: 2 threads, old time ×0.96
-      // at 512³ and 1024³, ×0.91–0.96 on ResNet's 3×3 layers with 256 and 512 channels, neutral
+      // at 512³ and 1024³, ×0.91–0.98 on ResNet's 3×3 layers with 256 and 512 channels, neutral
       // (0.99–1.0) from 256 rows on, where the packing is more of the work.
       // Row panels that do not divide between the threads (one of 37 at 512 rows) would leave
       // one thread a panel more than the others: with few panels a thread, their columns are
