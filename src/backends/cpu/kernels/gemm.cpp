@@ -407,10 +407,10 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
   // Small products are not worth waking the pool.
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * k;
   const int threads = flops < 2e6 ? 1 : num_threads();
-  // Work units are row blocks × column chunks. Row blocks hold whole MR-row micro-panels, at
-  // most MC rows, in equal shares. With enough rows their count is a multiple of the thread
-  // count and columns are not split, so each thread packs only its own A blocks (splitting
-  // columns packs each A block once per chunk); with few rows, columns are split as well.
+  // Row blocks hold whole MR-row micro-panels, at most MC rows, in equal shares. Three paths:
+  // one row block (own_b: the threads split the columns); enough rows for a multiple of the
+  // thread count (each thread owns whole row blocks, below); otherwise, and for ≤ 2·MR rows
+  // reading B in place, work units of row blocks × column chunks on a B packed once and shared.
   const int64_t row_panels = (m + MR - 1) / MR;
   int64_t row_blocks = (m + Bk::MC - 1) / Bk::MC;
   if (threads > 1 && row_blocks >= threads)
