@@ -3,7 +3,7 @@
 // backend and, for GEMM, on OpenBLAS (loaded with dlopen, so its environment is whatever this
 // process was started with), alternating in this process with the same inputs and threads; for
 // the memory-bound kinds, a streaming copy of the same bytes (impl "copy") alternates with
-// Tessel.
+// Tessel, and for f32 GEMM the FMA peak loop for the same flops (impl "fma-peak").
 // Prints one JSON object per line: {"workload", "impl", "ms", "threads"} for timings (the
 // median over repetitions), {"machine": ...} records for the limits.
 //
@@ -87,25 +87,41 @@ double time_ms(const std::function<void()>& fn, int min_calls) {
 // --- the machine's limits --------------------------------------------------------------------
 
 // 16 independent chains of 512-bit FMAs (4-cycle latency × 2 pipes needs 8; 16 hides any
-// scheduling slack). Returns GFLOP/s of one thread.
-__attribute__((target("avx512f"))) double fma_gflops_one_thread() {
+// scheduling slack), `iters` rounds of them (512 flops a round).
+constexpr double kFlopsPerFmaRound = 2.0 * 16 * 16;
+__attribute__((target("avx512f"))) void fma_chains(int64_t iters) {
   constexpr int kChains = 16;
   __m512 acc[kChains];
   for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i) * 1e-3f);
   const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-  const int64_t iters = 20'000'000;
-  const auto t0 = Clock::now();
   for (int64_t it = 0; it < iters; ++it)
 #pragma GCC unroll 16
     for (int i = 0; i < kChains; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
-  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
   __m512 sum = acc[0];
   for (int i = 1; i < kChains; ++i) sum = _mm512_add_ps(sum, acc[i]);
   alignas(64) float lanes[16];
   _mm512_store_ps(lanes, sum);
   volatile float sink = lanes[0];
   (void)sink;
-  return 2.0 * 16 * kChains * static_cast<double>(iters) / s / 1e9;
+}
+
+// GFLOP/s of one thread running fma_chains.
+double fma_gflops_one_thread() {
+  const int64_t iters = 20'000'000;
+  const auto t0 = Clock::now();
+  fma_chains(iters);
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  return kFlopsPerFmaRound * static_cast<double>(iters) / s / 1e9;
+}
+
+// `flops` of fma_chains split evenly between the pool's threads (as parallel_copy is, so the
+// peak and the GEMM it is compared with run on the same threads).
+void parallel_fma(double flops) {
+  const int64_t parts = num_threads();
+  const auto iters = static_cast<int64_t>(flops / kFlopsPerFmaRound / static_cast<double>(parts));
+  parallel_for(parts, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) fma_chains(iters);
+  });
 }
 
 // Best of `reps` runs of `threads` threads each running fn at once; returns the per-thread
@@ -440,11 +456,16 @@ int main(int argc, char** argv) {
     // machine.
     const int64_t cb = run_tessel ? copy_bytes(w) : 0;
     Bytes csrc(static_cast<size_t>(cb), 1), cdst(static_cast<size_t>(cb), 0);
-    std::vector<double> tt, tb, tc;
+    // f32 GEMMs: the FMA peak for the same flops alternates likewise ("% of the same spells'
+    // peak"), beside the best-of-run peak measured once above.
+    const double peak_flops =
+        run_tessel && w.kind == "gemm" && w.dtype == "f32" ? 2.0 * w.n[0] * w.n[1] * w.n[2] : 0;
+    std::vector<double> tt, tb, tc, tp;
     for (int r = 0; r < reps; ++r) {
       settle();
       if (run_tessel) tt.push_back(time_ms([&] { exe->run(b.args); }, 3));
       if (cb > 0) tc.push_back(time_ms([&] { parallel_copy(cdst.p, csrc.p, cb); }, 3));
+      if (peak_flops > 0) tp.push_back(time_ms([&] { parallel_fma(peak_flops); }, 3));
       settle();
       if (blas_peer) {
         const int M = static_cast<int>(w.n[0]), K = static_cast<int>(w.n[1]),
@@ -461,6 +482,8 @@ int main(int argc, char** argv) {
     }
     if (run_tessel) emit(w.id, "tessel", median(tt), threads);
     if (cb > 0) emit(w.id, "copy", median(tc), threads, "a streaming copy of the same bytes, alternating");
+    if (peak_flops > 0)
+      emit(w.id, "fma-peak", median(tp), threads, "the FMA peak for the same flops, alternating");
     if (blas_peer) emit(w.id, openblas_name, median(tb), threads);
   }
   return 0;
