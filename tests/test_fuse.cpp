@@ -93,8 +93,9 @@ TEST(Fuse, RegionFastPathsMatchTheReference) {
   expect_close(got, want, 1e-6, 1e-6);
 }
 
-// An f32 output of 16 MiB and more is streamed past the cache, the next blocks' inputs
-// prefetched: GELU's far tail (|x| > 1.3) and tanh's large arguments, NaN and ±inf included.
+// An f32 output of 16 MiB and more is streamed past the cache, by the last step itself (whole
+// vectors) and from the block buffer (the last block, of 7 elements): GELU's far tail
+// (|x| > 1.3) and tanh's large arguments, NaN and ±inf included.
 TEST(Fuse, RegionStreamsLargeOutputs) {
   const Backend& cpu = backend("cpu");
   const int64_t n = (int64_t{4} << 20) + 7;
