@@ -17,6 +17,27 @@ GEMM_PEAK_TARGET = 0.85   # of the measured FMA peak (all threads)
 BANDWIDTH_TARGET = 0.80   # of the measured copy bandwidth
 
 
+# Yardsticks timed alternately with Tessel in the same spells of the shared machine: impl ->
+# (its column, the paragraph that explains it). Memory-bound rows: a streaming copy of the same
+# bytes; f32 GEMM rows: the FMA peak loop for the same flops.
+SAME_SPELL = {
+    "copy": ("copy ms",
+             "The target compares medians taken in the same spells of the shared machine: Tessel "
+             "against a copy of the same bytes (half read, half written) timed alternately with "
+             "it on the same threads (`copy ms`). The copy is a streaming one (512-bit loads, "
+             "non-temporal stores, reading 4 KiB ahead): on this host it moves ~1.6× what glibc's "
+             "memcpy does, so it, not memcpy, is the limit. The 512 MiB copy above is the best of "
+             "14 passes, not a median; each rate is also given against it."),
+    "fma-peak": ("peak ms",
+                 "The peak target compares medians taken in the same spells of the shared machine, "
+                 "as the memory-bound targets do: Tessel's GEMM against the FMA loop above doing "
+                 "the same flops on the same threads, timed alternately with it (`peak ms`). Each "
+                 "rate is also given against the run's best peak in the table above, which judges "
+                 "the target where the same spells' ratio exceeds 100% (the peak loop then met a "
+                 "slower spell than the GEMM)."),
+}
+
+
 def work_of(kind, f):
     """(flops or bytes moved, unit) of one run."""
     if kind == "gemm":
@@ -141,27 +162,11 @@ def main():
         if not rows:
             continue
         p(f"## {title}\n")
-        # Memory-bound rows: a streaming copy of the same bytes, timed alternately with Tessel.
-        copy = any(ms(w, "copy") is not None for _, w, _ in rows)
-        if copy:
-            p("The target compares medians taken in the same spells of the shared machine: Tessel "
-              "against a copy of the same bytes (half read, half written) timed alternately with "
-              "it on the same threads (`copy ms`). The copy is a streaming one (512-bit loads, "
-              "non-temporal stores, reading 4 KiB ahead): on this host it moves ~1.6× what glibc's "
-              "memcpy does, so it, not memcpy, is the limit. The 512 MiB copy above is the best of "
-              "14 passes, not a median; each rate is also given against it.\n")
-        # f32 GEMM rows: the FMA peak loop for the same flops, timed alternately with Tessel.
-        spell_peak = any(ms(w, "fma-peak") is not None for _, w, _ in rows)
-        if spell_peak:
-            p("The peak target compares medians taken in the same spells of the shared machine, "
-              "as the memory-bound targets do: Tessel's GEMM against the FMA loop above doing the "
-              "same flops on the same threads, timed alternately with it (`peak ms`). Each rate "
-              "is also given against the run's best peak in the table above, which judges the "
-              "target where the same spells' ratio exceeds 100% (the peak loop then met a slower "
-              "spell than the GEMM).\n")
-        extra = ["copy"] * copy + ["fma-peak"] * spell_peak
-        head = ["workload", "tessel ms", "tessel rate"] + \
-            [{"copy": "copy ms", "fma-peak": "peak ms"}[e] for e in extra] + \
+        # Yardsticks timed alternately with Tessel on these rows, each with its column.
+        extra = [e for e in SAME_SPELL if any(ms(w, e) is not None for _, w, _ in rows)]
+        for e in extra:
+            p(SAME_SPELL[e][1] + "\n")
+        head = ["workload", "tessel ms", "tessel rate"] + [SAME_SPELL[e][0] for e in extra] + \
             [f"{i} ms" for i in present]
         p("| " + " | ".join(head + ["best peer / tessel"]) + " |")
         p("|" + "---|" * (len(head) + 1))
