@@ -44,30 +44,40 @@ constexpr DType kNative = sizeof(T) == 4 ? DType::F32 : DType::F64;
 // accumulators), or 8×3 (24) for row counts that 14 divides badly (M = 128 fills 10 panels of
 // 14, 91%; 16 of 8 exactly: 12% faster on one core at 128×4096×4096). AVX2 and SSE have 16
 // (6×2).
-template <class T, int MRv, int NVv, int64_t KCv>
+template <class T, int MRv, int NVv, int64_t KCv, int64_t ABytes>
 struct Blocks {
   using Elem = T;
   static constexpr int kL = kLanes<VecT<T>>;
   static constexpr int MR = MRv;
   static constexpr int NV = NVv;
   static constexpr int NR = NV * kL;
-  // A B micro-panel (kc·NR·sizeof(T): 32 KB for 14×2 on avx512) stays in L1 while A panels
-  // stream by; a long kc amortizes each update of C, but at 384 the 48 KB panel filled Zen 5's
-  // 48 KB L1 (measured, one core, 1024³: 256 is ~4% faster).
+  // A long kc amortizes each update of C (loaded and stored once a k block): 14×2 at kc 512
+  // beat 256 by 2–6% of peak on one thread (1024³ 1.10× the FMA loop's time against 1.13×,
+  // 2048³ 1.08× against 1.14×; two threads ×0.94–0.98 on the squares and the encoder's shapes;
+  // ResNet's 3×3 layers ×0.82–1.12 in two noisy runs, no consistent loss), though its 64 KB B
+  // micro-panel is twice this host's 32 KB L1: B and A both stream from L2 at ~13 bytes a
+  // cycle, a fifth of what L2 delivers.
   static constexpr int64_t KC = KCv;
-  // An A block of ~256 KB in L2.
-  static constexpr int64_t MC = (256 * 1024 / (KC * sizeof(T))) / MR * MR;
+  // An A block of ABytes in L2 (1 MB a core): 512 KB for the 14×2 tile, so that the deeper k
+  // block keeps 252-row blocks (126 rows: 2048³ and 4096-row shapes ~2% slower).
+  static constexpr int64_t MC = ABytes / (KC * static_cast<int64_t>(sizeof(T))) / MR * MR;
   // A B block of KC·NC in L3.
   static constexpr int64_t NC = 4096;
+  // k in equal blocks of at most KC (a multiple of 8): 576 = 288 + 288, not 512 + 64, whose
+  // short block pays a whole update of C for an eighth of the multiplies.
+  static constexpr int64_t k_block(int64_t k) {
+    const int64_t blocks = std::max<int64_t>(1, (k + KC - 1) / KC);
+    return std::max<int64_t>(8, ((k + blocks - 1) / blocks + 7) / 8 * 8);
+  }
 };
 #if defined(TESSEL_CPU_ISA_AVX512)
 template <class T>
-using MainBlocks = Blocks<T, 14, 2, 256>;
+using MainBlocks = Blocks<T, 14, 2, 512, 512 * 1024>;
 template <class T>
-using NarrowBlocks = Blocks<T, 8, 3, 160>;  // a 30 KB B panel
+using NarrowBlocks = Blocks<T, 8, 3, 160, 256 * 1024>;  // a 30 KB B panel
 #else
 template <class T>
-using MainBlocks = Blocks<T, 6, 2, 256>;
+using MainBlocks = Blocks<T, 6, 2, 256, 256 * 1024>;
 #endif
 
 // A grow-only, 64-byte aligned scratch buffer per thread (packing must not allocate per call).
@@ -412,6 +422,7 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
   // thread count (each thread owns whole row blocks, below); otherwise, and for ≤ 2·MR rows
   // reading B in place, work units of row blocks × column chunks on a B packed once and shared.
   const int64_t row_panels = (m + MR - 1) / MR;
+  const int64_t kb = Bk::k_block(k);
   int64_t row_blocks = (m + Bk::MC - 1) / Bk::MC;
   if (threads > 1 && row_blocks >= threads)
     row_blocks = std::min(row_panels, (row_blocks + threads - 1) / threads * threads);
@@ -470,8 +481,8 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
           const int64_t group_panels = grouped ? std::min<int64_t>(8, q1 - q0) : q1 - q0;
           const int64_t group = group_panels * NR;
           T* pb = static_cast<T*>(t_pack_b.get(static_cast<size_t>(group * Bk::KC) * sizeof(T)));
-          for (int64_t pc = 0; pc < k; pc += Bk::KC) {
-            const int64_t kc = std::min<int64_t>(Bk::KC, k - pc);
+          for (int64_t pc = 0; pc < k; pc += kb) {
+            const int64_t kc = std::min<int64_t>(kb, k - pc);
             const T* pak = pa;
             if (share_a) {
               // This thread's A, packed whole once for this call (get() and the id check are
@@ -479,9 +490,8 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
               T* whole = static_cast<T*>(
                   t_whole_a.get(static_cast<size_t>(row_panels * MR * k) * sizeof(T)));
               if (t_whole_a_id != a_id) {
-                for (int64_t p = 0; p < k; p += Bk::KC)
-                  pack_a<Bk>(a, 0, m, p, std::min<int64_t>(Bk::KC, k - p),
-                             whole + p * row_panels * MR);
+                for (int64_t p = 0; p < k; p += kb)
+                  pack_a<Bk>(a, 0, m, p, std::min<int64_t>(kb, k - p), whole + p * row_panels * MR);
                 t_whole_a_id = a_id;
               }
               pak = whole + pc * row_panels * MR;
@@ -496,11 +506,11 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
               BAhead<T> ahead;
               // The next group: this k block's next columns, or the next k block's first.
               const int64_t n0 = g1 < c1 ? g1 : c0, n1 = std::min(c1, n0 + group);
-              const int64_t np = g1 < c1 ? pc : pc + Bk::KC;
+              const int64_t np = g1 < c1 ? pc : pc + kb;
               if (grouped && np < k) {
                 ahead.row = static_cast<const T*>(b.data) + np * b.rs + jc + n0;
                 ahead.rs = b.rs;
-                ahead.rows_left = std::min<int64_t>(Bk::KC, k - np);
+                ahead.rows_left = std::min<int64_t>(kb, k - np);
                 ahead.row_lines = ((n1 - n0) * static_cast<int64_t>(sizeof(T)) + 63) / 64;
               }
               macro_kernel<Bk>(i1 - i0, g1 - g0, kc, pak, part, c + i0 * ldc + jc + g0, ldc,
@@ -533,8 +543,8 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
         BSource<T> src;
         src.packed = pb;
         for (int64_t t = t0; t < t1; ++t)
-          for (int64_t pc = 0; pc < k; pc += Bk::KC) {
-            const int64_t kc = std::min<int64_t>(Bk::KC, k - pc);
+          for (int64_t pc = 0; pc < k; pc += kb) {
+            const int64_t kc = std::min<int64_t>(kb, k - pc);
             const bool acc = accumulate || pc > 0, last = pc + kc >= k;
             pack_b<Bk>(b, pc, kc, jc, nc, pb);
             for (int64_t rb = t * row_blocks / threads; rb < (t + 1) * row_blocks / threads; ++rb) {
@@ -557,8 +567,8 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
       });
       continue;
     }
-    for (int64_t pc = 0; pc < k; pc += Bk::KC) {
-      const int64_t kc = std::min<int64_t>(Bk::KC, k - pc);
+    for (int64_t pc = 0; pc < k; pc += kb) {
+      const int64_t kc = std::min<int64_t>(kb, k - pc);
       const bool acc = accumulate || pc > 0, last = pc + kc >= k;
       BSource<T> src;
       if (direct_b) {
