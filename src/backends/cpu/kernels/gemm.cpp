@@ -52,11 +52,12 @@ struct Blocks {
   static constexpr int NV = NVv;
   static constexpr int NR = NV * kL;
   // A long kc amortizes each update of C (loaded and stored once a k block): 14×2 at kc 512
-  // beat 256 by 2–6% of peak on one thread (1024³ 1.10× the FMA loop's time against 1.13×,
-  // 2048³ 1.08× against 1.14×; two threads ×0.94–0.98 on the squares and the encoder's shapes;
-  // ResNet's 3×3 layers ×0.82–1.12 in two noisy runs, no consistent loss), though its 64 KB B
-  // micro-panel is twice this host's 32 KB L1: B and A both stream from L2 at ~13 bytes a
-  // cycle, a fifth of what L2 delivers.
+  // beat 256 by up to 6% of peak on one thread (1024³ 1.10× the FMA loop's time against 1.13×,
+  // 2048³ 1.08× against 1.14×; 512³ and two of the encoder's four shapes unchanged), two threads
+  // ×0.91–0.98 on the squares and the encoder's shapes (4096×512×512 1.01; ResNet's 3×3 layers
+  // ×0.82–1.12 in two noisy runs, no consistent loss), though its 64 KB B micro-panel is twice
+  // this host's 32 KB L1: B and A both stream from L2 at ~13 bytes a cycle, a fifth of what L2
+  // delivers.
   static constexpr int64_t KC = KCv;
   // An A block of ABytes in L2 (1 MB a core): 512 KB for the 14×2 tile, so that the deeper k
   // block keeps 252-row blocks (126 rows: 2048³ and 4096-row shapes ~2% slower).
