@@ -178,6 +178,13 @@ TEST(CpuElementwise, TanhRationalWithinFourUlps) {
   expect_activation_ulps(ActivationKind::Tanh, dense_sweep(1e-6f, 4.5f, 97, true), 4);
 }
 
+// exp (simd_math.h: one degree-6 polynomial on the reduced argument) within 1 ulp of the
+// reference over every 127th float of magnitude in [1e-8, 87.3] and the negatives (results down to
+// the smallest normal, 1.6e-38).
+TEST(CpuElementwise, ExpWithinOneUlp) {
+  expect_activation_ulps(ActivationKind::Exp, dense_sweep(1e-8f, 87.3f, 127, true), 1);
+}
+
 // GELU's positive middle (1.3, 3.2], x·G(x - 2.25) (simd_math.h), over every 7th float in
 // [1, 3.5]: the form runs wherever no lane of a vector passes 3.2, the erfc tail beyond.
 TEST(CpuElementwise, GeluPositiveMiddleWithinTwoUlps) {
