@@ -108,6 +108,16 @@ TEST(CpuLinearAlgebra, MatMulLargeThreaded) {
     check(OpKind::MatMul, matmul_attrs(), {a, b}, 1100, name("MatMul", dt, a.shape, b.shape), 1,
           false);
   }
+  // One row block split by column panels between the threads: A packed whole once a thread
+  // (100 × 2100: 0.8 MB as f32, 1.7 MB as f64), each panel a part of its own over 14 k blocks,
+  // the last panel partial; then A past 2 MB (128 × 4200), packed by every part per k block.
+  for (DType dt : {DType::F32, DType::F64})
+    for (int64_t k : {2100, 4200}) {
+      const int64_t m = k == 2100 ? 100 : 128;
+      HostTensor a = data(dt, {m, k}, ++seed), b = data(dt, {k, 300}, ++seed);
+      check(OpKind::MatMul, matmul_attrs(), {a, b}, k, name("MatMul", dt, a.shape, b.shape), 1,
+            false);
+    }
   // Matrix-vector products (no packing) in both orientations and with transposes.
   for (DType dt : {DType::F32, DType::F64, DType::F16}) {
     HostTensor v = data(dt, {700}, ++seed), w = data(dt, {700, 1100}, ++seed),

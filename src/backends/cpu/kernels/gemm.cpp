@@ -109,7 +109,7 @@ thread_local Scratch t_pack_a, t_pack_b, t_vec, t_whole_a;
 std::atomic<uint64_t> g_whole_a_id{0};
 thread_local uint64_t t_whole_a_id = 0;
 // All of A packed, at most: past this, each column part packs A's k block for itself.
-constexpr int64_t kWholeABytes = 512 << 10;
+constexpr int64_t kWholeABytes = 2 << 20;
 
 template <class T>
 void to_t(const void* src, DType dt, int64_t stride, T* dst, int64_t n) {
@@ -446,15 +446,18 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
     if (own_b) {
       // Too few column panels to go round (N = 40, K = 2880 in PaddleOCR rec ran on one
       // thread): the rows are split instead, each part packing all of B for itself.
-      // Where all of A packed is small, each thread packs it once (whole_a) and the column parts
-      // are finer, four a thread, for balance: 240×240×960 (PaddleOCR rec's 1×1 convolutions)
-      // and 128×64×1920 ×0.94–0.95, neutral at 128×512×2048 (1.01) and 200×512×1024 (0.99); A
-      // of 1 MB (128×2048×512) was 1.03× slower. Otherwise two parts a thread, or with few
-      // panels a part each: every part packs all of A (four parts of a 60×2880×120 product
-      // packed A for as long as they multiplied).
+      // Where all of A packed is at most 2 MB, each thread packs it once (whole_a) and every
+      // column panel is a part of its own: the part's C (M × NR, 24 KB at M = 128) then stays
+      // in L1 through the whole k loop while A streams from L2 / L3. Two threads against four
+      // parts a thread (and A of 2 MB packed per part and k block): 128×4096×4096 1.29× faster,
+      // 128×512×2048 1.17×, 200×512×1024 1.14×, 240×240×960 1.04×, 128×64×1920 1.01×; parts of
+      // two and three panels were between the two. (One thread keeps the shared path below:
+      // mixed there, 0.95–1.07×.) Otherwise two parts a thread, or with few panels a part each:
+      // every part packs all of A (four parts of a 60×2880×120 product packed A for as long as
+      // they multiplied).
       const bool whole_a = row_panels * MR * k * static_cast<int64_t>(sizeof(T)) <= kWholeABytes;
-      const int64_t per_thread = whole_a ? 4 : panels >= 8 * threads ? 2 : 1;
-      const int64_t col_parts = std::min<int64_t>(panels, per_thread * threads);
+      const int64_t col_parts =
+          whole_a ? panels : std::min<int64_t>(panels, (panels >= 8 * threads ? 2 : 1) * threads);
       const int64_t row_parts = col_parts < threads ? std::min<int64_t>(row_panels, threads) : 1;
       const int64_t parts = col_parts < threads ? row_parts : col_parts;
       const bool share_a = whole_a && row_parts == 1;
