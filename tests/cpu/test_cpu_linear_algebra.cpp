@@ -118,6 +118,18 @@ TEST(CpuLinearAlgebra, MatMulLargeThreaded) {
       check(OpKind::MatMul, matmul_attrs(), {a, b}, k, name("MatMul", dt, a.shape, b.shape), 1,
             false);
     }
+  // bf16 × bf16 (on AVX512_BF16, pairs along k through vdpbf16ps): an odd k over two k blocks
+  // of pairs (1101 = 551 pairs, the last with an empty high half), two row blocks, B row-major
+  // (widened in vectors) and transposed (element by element), A strided.
+  {
+    HostTensor a = data(DType::BF16, {300, 1101}, ++seed),
+               b = data(DType::BF16, {1101, 130}, ++seed);
+    check(OpKind::MatMul, matmul_attrs(), {a, b}, 1101,
+          name("MatMul", DType::BF16, a.shape, b.shape), 1, true);
+    HostTensor bt = data(DType::BF16, {130, 1101}, ++seed);
+    check(OpKind::MatMul, matmul_attrs(false, true), {a, bt}, 1101,
+          name("MatMul tb", DType::BF16, a.shape, bt.shape), 1, false);
+  }
   // Matrix-vector products (no packing) in both orientations and with transposes.
   for (DType dt : {DType::F32, DType::F64, DType::F16}) {
     HostTensor v = data(dt, {700}, ++seed), w = data(dt, {700, 1100}, ++seed),

@@ -39,8 +39,10 @@ struct GemmPanels {
 };
 
 // A matrix operand of any float dtype but c64: element (i, j) is at element offset i·rs + j·cs
-// from `data` (strides may be 0 or negative). Packing converts it to the compute type. A B
-// operand may instead come as `panels` (data, dtype and strides are then not read).
+// from `data` (strides may be 0 or negative). Packing converts it to the compute type, except
+// that bf16 A and B on a CPU with AVX512_BF16 are packed as bf16 pairs along k and multiplied by
+// vdpbf16ps into f32 (twice the rate; that instruction reads subnormal bf16 factors as zero).
+// A B operand may instead come as `panels` (data, dtype and strides are then not read).
 struct GemmOperand {
   const void* data = nullptr;
   DType dtype = DType::F32;
