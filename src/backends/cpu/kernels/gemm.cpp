@@ -174,6 +174,10 @@ inline void transpose16(__m512 r[16]) {
 // half, zero where 2q + 1 = k) as one 32-bit word. k is the operand's own length along k.
 struct PairOperand : GemmOperand {
   int64_t k = 0;
+  // The pair at `e` (element 2q), its second element `step` further, present when `second`.
+  static uint32_t word(const uint16_t* e, int64_t step, bool second) {
+    return e[0] | (second ? uint32_t{e[step]} << 16 : 0u);
+  }
 };
 
 template <class Bk, class T = typename Bk::Elem>
@@ -199,10 +203,9 @@ void pack_a_pairs(const PairOperand& a, int64_t i0, int64_t mc, int64_t q0, int6
     for (int64_t q = 0; q < kq; ++q) {
       const int64_t k0 = 2 * (q0 + q);
       const bool second = k0 + 1 < a.k;
-      for (int r = 0; r < MR; ++r) {
-        const uint16_t* e = s + (i0 + ir + r) * a.rs + k0 * a.cs;
-        panel[q * MR + r] = r < rows ? e[0] | (second ? uint32_t{e[a.cs]} << 16 : 0u) : 0u;
-      }
+      for (int r = 0; r < MR; ++r)
+        panel[q * MR + r] =
+            r < rows ? a.word(s + (i0 + ir + r) * a.rs + k0 * a.cs, a.cs, second) : 0u;
     }
   }
 }
@@ -241,8 +244,7 @@ void pack_b_pairs(const PairOperand& b, int64_t q0, int64_t kq, int64_t j0, int6
         continue;
       }
 #endif
-      for (int c = 0; c < NR; ++c)
-        d[c] = c < cols ? r0[c * b.cs] | (second ? uint32_t{r0[b.rs + c * b.cs]} << 16 : 0u) : 0u;
+      for (int c = 0; c < NR; ++c) d[c] = c < cols ? b.word(r0 + c * b.cs, b.rs, second) : 0u;
     }
   }
 }
