@@ -433,5 +433,34 @@ TEST(CpuElementwise, CastEveryPairBitExact) {
   }
 }
 
+// f32 -> bf16 bit-exact over patterns that reach every rounding case in whole vectors: ties to
+// even both ways, carries into the exponent and to infinity, subnormals, and NaNs whose payload
+// lies only in the dropped half (they must stay NaN).
+TEST(CpuElementwise, CastF32ToBf16EveryRoundingCase) {
+  std::vector<uint32_t> bits;
+  for (uint32_t hi : {0x0000u, 0x0001u, 0x3f80u, 0x3f81u, 0x7f7fu, 0x7f80u, 0x7fc0u, 0x8000u,
+                      0xbf80u, 0xff7fu, 0xff80u, 0x0080u, 0x007fu, 0x4b00u, 0x7f81u, 0xffc1u})
+    for (uint32_t lo : {0x0000u, 0x0001u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu, 0x4000u, 0xc000u})
+      bits.push_back(hi << 16 | lo);
+  for (uint32_t i = 0; i < 40000; ++i) bits.push_back(i * 107377u);  // spread over all patterns
+  std::vector<float> f(bits.size());
+  std::memcpy(f.data(), bits.data(), bits.size() * 4);
+  HostTensor x = HostTensor::empty(DType::F32, {static_cast<int64_t>(f.size())});
+  std::memcpy(x.data(), f.data(), f.size() * 4);
+  Attrs attrs;
+  attrs.set("to", DType::BF16).set("saturate", true);
+  HostTensor want = run_op1(OpKind::Cast, attrs, {x}, "reference");
+  HostTensor got = run_op1(OpKind::Cast, attrs, {x}, "cpu");
+  const auto* w = reinterpret_cast<const uint16_t*>(want.data());
+  const auto* g = reinterpret_cast<const uint16_t*>(got.data());
+  for (size_t i = 0; i < bits.size(); ++i) {
+    const bool nan = (w[i] & 0x7fff) > 0x7f80;
+    if (nan)
+      EXPECT_GT(g[i] & 0x7fff, 0x7f80) << std::hex << bits[i];
+    else
+      EXPECT_EQ(g[i], w[i]) << std::hex << bits[i];
+  }
+}
+
 }  // namespace
 }  // namespace tessel::testing

@@ -152,7 +152,26 @@ void from_float(const S* src, void* dst, DType dt, int64_t stride, int64_t n) {
     case DType::BF16: {
       auto d = static_cast<uint16_t*>(dst);
       if constexpr (std::is_same_v<S, float>) {
-        for (int64_t i = 0; i < n; ++i) d[i * stride] = bf16_bits(src[i]);
+        int64_t i = 0;
+#if defined(TESSEL_CPU_ISA_AVX512)
+        // bf16_bits on 16 lanes (the bf16 outputs of the GEMMs spent a quarter of the product's
+        // time in the element loop). maskz forms: GCC 12 warns on the undefined-source ones.
+        if (stride == 1) {
+          const __m512i half = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1);
+          for (; i + 16 <= n; i += 16) {
+            const __m512i u = _mm512_loadu_si512(src + i);
+            const __m512i hi = _mm512_maskz_srli_epi32(0xffff, u, 16);
+            const __mmask16 nan = _mm512_cmpgt_epu32_mask(
+                _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+            __m512i r = _mm512_maskz_srli_epi32(
+                0xffff, _mm512_add_epi32(u, _mm512_add_epi32(half, _mm512_and_si512(hi, one))), 16);
+            r = _mm512_mask_or_epi32(r, nan, hi, _mm512_set1_epi32(0x40));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i),
+                                _mm512_maskz_cvtepi32_epi16(0xffff, r));
+          }
+        }
+#endif
+        for (; i < n; ++i) d[i * stride] = bf16_bits(src[i]);
       } else {
         for (int64_t i = 0; i < n; ++i) d[i * stride] = f64_to_bf16(src[i]);
       }
