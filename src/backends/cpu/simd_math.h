@@ -185,6 +185,46 @@ inline Vf vexp(Vf x) {
 #endif
 }
 
+// e^(x - m) for x <= m, the terms of a softmax, as 2^t with t = x·log2e - m·log2e: m·log2e is
+// split into its f32 rounding and the remainder (exact, by an FMA), so t is within ~1 ulp for
+// any m, as x - m is, and t - round(t) is exact, which spares vexp's two-step reduction and its
+// upper clamp: 12 vector operations where vexp(x - m) takes 14. Special cases as vexp(x - m):
+// NaN in x or m gives NaN, x = -inf gives 0, m = ±inf gives NaN.
+class ExpBelow {
+ public:
+  explicit ExpBelow(float m)
+      : m_(splat<Vf>(m)),
+        hi_(splat<Vf>(m * kLog2e)),
+        lo_(splat<Vf>(std::fma(m, kLog2e, -(m * kLog2e)))) {}
+  Vf operator()(Vf x) const {
+#if defined(TESSEL_CPU_ISA_AVX512)
+    const __m512 t = _mm512_sub_ps(
+        _mm512_fmsub_ps(bitcast<__m512>(x), _mm512_set1_ps(kLog2e), bitcast<__m512>(hi_)),
+        bitcast<__m512>(lo_));
+    // Clamped below so that x = -inf gives 0, not -inf - round(-inf); the operand order passes
+    // NaN on.
+    const Vf tc = bitcast<Vf>(_mm512_maskz_max_ps(0xffff, _mm512_set1_ps(-160.0f), t));
+    const Vf n = vround(tc);
+    // 2^f on |f| <= 1/2: vexp's e^r polynomial with r = f·ln2 (its coefficients times ln2^k).
+    static constexpr float kP[] = {1.0f,
+                                   6.931471825e-01f,
+                                   2.402264774e-01f,
+                                   5.550332740e-02f,
+                                   9.618436918e-03f,
+                                   1.339888549e-03f,
+                                   1.535335032e-04f};
+    const Vf p = vpoly(tc - n, kP);
+    return bitcast<Vf>(_mm512_maskz_scalef_ps(0xffff, bitcast<__m512>(p), bitcast<__m512>(n)));
+#else
+    return vexp(x - m_);
+#endif
+  }
+
+ private:
+  static constexpr float kLog2e = 1.44269504088896341f;
+  Vf m_, hi_, lo_;
+};
+
 // e^x - 1 without cancellation near 0: 2^n · expm1(r) + (2^n - 1) for small n, exp(x) beyond.
 inline Vf vexpm1(Vf x) {
   Vf xc = x > 88.8f ? splat<Vf>(88.8f) : (x < -18.0f ? splat<Vf>(-18.0f) : x);

@@ -13,7 +13,7 @@
 #include "runtime/thread_pool.h"
 
 // clang-format off
-#include "backends/cpu/simd.h"
+#include "backends/cpu/simd_math.h"
 // clang-format on
 
 TESSEL_ISA_BEGIN
@@ -32,7 +32,8 @@ using VecOf = std::conditional_t<std::is_same_v<T, float>, Vf, Vd>;
 template <class V>
 using IntOf = std::conditional_t<sizeof(Lane<V>) == 4, Vi32, Vi64>;
 
-// e^x lane-wise for x <= ~88 (f32) / ~709 (f64) — softmax only feeds x <= 0: Cody-Waite
+// e^x lane-wise for x <= ~88 (f32) / ~709 (f64), taken by f64 (f32 takes simd_math.h's
+// ExpBelow) — softmax only feeds x <= 0: Cody-Waite
 // reduction to |r| <= ln2/2, a Taylor polynomial (error < 1 ulp), 2^n built in the exponent
 // bits. exp(-inf) is exactly 0 (a masked key), NaN stays NaN.
 template <class V>
@@ -284,13 +285,18 @@ void softmax_tile(const Problem<T>& p, Scratch<T>& w, int64_t b, int64_t h, int6
     const T m_new = mx > m_old ? mx : m_old;  // NaN in m_old stays
     // A row that has seen nothing yet keeps m = -inf; subtract 0 so exp(-inf) gives 0, not NaN.
     const T m_use = m_new == kNegInf ? T(0) : m_new;
-    const V mv = splat<V>(m_use);
     V vsum = splat<V>(0);
-    for (int64_t j = 0; j < kBk; j += L) {
-      V e = vexp(load<V>(s + j) - mv);
-      store(s + j, e);
-      vsum += e;
-    }
+    auto exp_pass = [&](auto exp_m) {
+      for (int64_t j = 0; j < kBk; j += L) {
+        V e = exp_m(load<V>(s + j));
+        store(s + j, e);
+        vsum += e;
+      }
+    };
+    if constexpr (std::is_same_v<T, float>)
+      exp_pass(ExpBelow(m_use));  // simd_math.h: 12 operations a vector, vexp's f32 form ~18
+    else
+      exp_pass([mv = splat<V>(m_use)](V v) { return vexp(v - mv); });
     const T alpha = std::exp(m_old - m_use);
     w.l[r] = w.l[r] * alpha + reduce_add(vsum);
     w.m[r] = m_new;

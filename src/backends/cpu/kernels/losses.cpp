@@ -231,8 +231,7 @@ double log_sum_exp(const T* x, int64_t n, int64_t stride) {
     if (nan) return std::numeric_limits<double>::quiet_NaN();
     m = std::max(m, static_cast<double>(reduce_max(acc)));
     if (std::isinf(m)) return m;
-    const V mv = splat<V>(static_cast<T>(m));
-    return m + std::log(sum_map(x, n, [&](V v) { return vexp(v - mv); }));
+    return m + std::log(sum_map(x, n, exp_below(static_cast<T>(m))));
   }
   double m = -std::numeric_limits<double>::infinity();
   for (int64_t c = 0; c < n; ++c) {

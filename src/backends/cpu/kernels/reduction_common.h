@@ -1,6 +1,7 @@
 // Helpers shared by the reduction, softmax / scan / ordering and losses kernel files: the
 // [outer, n, inner] view around an axis, staging any dtype into a contiguous f32 / f64 / i64
-// buffer (and back), an f64 vector exp, and the blocked sums long f32 reductions need for accuracy.
+// buffer (and back), an f64 vector exp, e^(x - max), and the blocked sums long f32 reductions need
+// for accuracy.
 #pragma once
 
 #include <algorithm>
@@ -239,6 +240,15 @@ inline Vd vexp(Vd x) {
   Vd y;
   for (int i = 0; i < kLanesD; ++i) y[i] = std::exp(x[i]);
   return y;
+}
+
+// v ↦ e^(v - m) for v <= m: ExpBelow on f32 lanes, vexp(v - m) on f64.
+template <class T>
+inline auto exp_below(T m) {
+  if constexpr (std::is_same_v<T, float>)
+    return ExpBelow(m);
+  else
+    return [mv = splat<Vd>(m)](Vd v) { return vexp(v - mv); };
 }
 
 // Σ f(v) over x[0, n) (f maps a vector to a vector; lanes past n are dropped), in T vectors
