@@ -196,34 +196,37 @@ T vec_sum(const T* x, int64_t n, Side&& side = {}) {
   return reduce_add((a0 + a1) + (a2 + a3));
 }
 
-// Σ (x - c)² and, when `dev` is given, Σ (x - c) into it; `side` as for vec_sum.
+// Σ (x - c)² and, when `dev` is given, Σ (x - c) into it; `side` as for vec_sum. Four
+// accumulators each, as vec_sum has: a row's statistics are a chain of dependent passes (sum, its
+// reduction, this pass, the scalar tail), so each pass's own chain is kept short.
 template <class T, class Side = NoSideJob>
 T vec_sum_sq(const T* x, int64_t n, T c, T* dev = nullptr, Side&& side = {}) {
   using V = VecOf<T>;
   constexpr int L = kLanes<V>;
   const V vc = splat<V>(c);
-  V a0{}, a1{}, s0{}, s1{};
+  V a[4] = {}, s[4] = {};
   int64_t i = 0;
-  for (; i + 2 * L <= n; i += 2 * L) {
-    side(2);
-    V d0 = load<V>(x + i) - vc, d1 = load<V>(x + i + L) - vc;
-    a0 += d0 * d0;
-    a1 += d1 * d1;
-    s0 += d0;
-    s1 += d1;
+  for (; i + 4 * L <= n; i += 4 * L) {
+    side(4);
+#pragma GCC unroll 4
+    for (int u = 0; u < 4; ++u) {
+      V d = load<V>(x + i + u * L) - vc;
+      a[u] += d * d;
+      s[u] += d;
+    }
   }
   for (; i + L <= n; i += L) {
     V d = load<V>(x + i) - vc;
-    a0 += d * d;
-    s0 += d;
+    a[0] += d * d;
+    s[0] += d;
   }
   if (i < n) {
     V d = load_partial<V>(x + i, static_cast<int>(n - i), c) - vc;
-    a1 += d * d;
-    s1 += d;
+    a[1] += d * d;
+    s[1] += d;
   }
-  if (dev) *dev = reduce_add(s0 + s1);
-  return reduce_add(a0 + a1);
+  if (dev) *dev = reduce_add((s[0] + s[1]) + (s[2] + s[3]));
+  return reduce_add((a[0] + a[1]) + (a[2] + a[3]));
 }
 
 // Mean and biased variance (or, uncentered, the mean square) of a row fed in blocks: each
@@ -244,14 +247,22 @@ struct RowStats {
       n += len;
       return;
     }
-    // Corrected two-pass: the deviations from a rough mean c give the exact block mean.
-    const T c =
-        static_cast<T>(static_cast<double>(vec_sum<T>(x, len, side)) / static_cast<double>(len));
+    // Corrected two-pass: the deviations from a rough mean c give the exact block mean. The
+    // divisions by len come first, off the chain of dependent steps from one pass to the next.
+    const T inv_len_t = T(1) / static_cast<T>(len);
+    const double inv_len = 1.0 / static_cast<double>(len);
+    const T c = vec_sum<T>(x, len, side) * inv_len_t;
     T dev = 0;
     const double sq = static_cast<double>(vec_sum_sq<T>(x, len, c, &dev, side));
-    const double dm = static_cast<double>(dev) / static_cast<double>(len);
+    const double dm = static_cast<double>(dev) * inv_len;
     const double bm = static_cast<double>(c) + dm;
     const double block_m2 = std::max(0.0, sq - static_cast<double>(len) * dm * dm);
+    if (n == 0) {  // the row's first block (a whole row up to kStageBlock): nothing to merge
+      mean = bm;
+      m2 = block_m2;
+      n = len;
+      return;
+    }
     const double total = static_cast<double>(n + len);
     const double delta = bm - mean;
     mean += delta * static_cast<double>(len) / total;
