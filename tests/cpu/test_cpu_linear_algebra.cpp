@@ -55,8 +55,9 @@ const DType kAllTypes[] = {DType::F32,      DType::F64,    DType::F16, DType::BF
 struct Mnk {
   int64_t m, n, k;
 };
-// Around MR (6, 8, 14), NR (16, 24, 32, 48, 64), kc (160, 256, 512; k in equal blocks: 513 is
-// 264 + 249, 1100 is 368 + 368 + 364) and the thread threshold; k = 0 and m = 0.
+// Around MR (6, 8, 14), NR (16, 24, 32, 48, 64), kc (160 and 1024 on AVX-512, 256 on AVX2; k in
+// equal blocks: 1100 is 552 + 548 on the 14×2 tile, 513 is 176 · 2 + 161 on AVX2's) and the
+// thread threshold; k = 0 and m = 0.
 const Mnk kSmall[] = {{1, 1, 1},     {1, 33, 17},    {15, 17, 33}, {14, 32, 256}, {29, 65, 257},
                       {29, 65, 513}, {15, 33, 1100}, {6, 16, 7},   {13, 31, 64},  {3, 5, 0},
                       {0, 4, 5},     {4, 0, 3},      {33, 1, 40},  {65, 63, 1}};
@@ -92,11 +93,18 @@ TEST(CpuLinearAlgebra, MatMulLargeThreaded) {
       check(OpKind::MatMul, matmul_attrs(), {a, b}, 300, name("MatMul", dt, a.shape, b.shape), 1,
             false);
     }
-  // The same paths over several k blocks (1100 = 368 + 368 + 364): accumulation into C
+  // The same paths over several k blocks (1100 = 552 + 548): accumulation into C
   // across blocks, on each thread's own rows and on the shared last panel.
   for (DType dt : {DType::F32, DType::F64}) {
     HostTensor a = data(dt, {310, 1100}, ++seed), b = data(dt, {1100, 130}, ++seed);
     check(OpKind::MatMul, matmul_attrs(), {a, b}, 1100, name("MatMul", dt, a.shape, b.shape), 1,
+          false);
+  }
+  // k blocks past 768 (1900 = 952 + 948 on the 14×2 tile), whose row blocks are shorter (196
+  // rows, A in 745 KB): 400 rows are two blocks a thread.
+  for (DType dt : {DType::F32, DType::F64}) {
+    HostTensor a = data(dt, {400, 1900}, ++seed), b = data(dt, {1900, 130}, ++seed);
+    check(OpKind::MatMul, matmul_attrs(), {a, b}, 1900, name("MatMul", dt, a.shape, b.shape), 1,
           false);
   }
   // Few rows and B ≫ cache (≥ 16 MiB): B packed a group of panels at a time, the next group's

@@ -44,13 +44,14 @@ constexpr DType kNative = sizeof(T) == 4 ? DType::F32 : DType::F64;
 // accumulators), or 8×3 (24) for row counts that 14 divides badly (M = 128 fills 10 panels of
 // 14, 91%; 16 of 8 exactly: 12% faster on one core at 128×4096×4096). AVX2 and SSE have 16
 // (6×2).
-template <class T, int MRv, int NVv, int64_t KCv, int64_t ABytes, bool PairsV = false>
+template <class T, int MRv, int NVv, int64_t KCv, int64_t ABytes, bool PairsV = false,
+          int64_t KAv = KCv>
 struct Blocks {
   using Elem = T;
   // bf16 pairs along k (PairOperand): each packed 32-bit element holds two bf16 factors, and
   // the micro-kernel multiplies them with vdpbf16ps; k, KC and the packed lengths count pairs.
   static constexpr bool kPairs = PairsV;
-  using Unpaired = Blocks<T, MRv, NVv, KCv, ABytes>;
+  using Unpaired = Blocks<T, MRv, NVv, KCv, ABytes, false, KAv>;
   static constexpr int kL = kLanes<VecT<T>>;
   static constexpr int MR = MRv;
   static constexpr int NV = NVv;
@@ -59,16 +60,24 @@ struct Blocks {
   // beat 256 by up to 6% of peak on one thread (1024³ 1.10× the FMA loop's time against 1.13×,
   // 2048³ 1.08× against 1.14×; 512³ and two of the encoder's four shapes unchanged), two threads
   // ×0.91–0.98 on the squares and the encoder's shapes (4096×512×512 1.01; ResNet's 3×3 layers
-  // ×0.82–1.12 in two noisy runs, no consistent loss), though its 64 KB B micro-panel is twice
-  // this host's 32 KB L1: B and A both stream from L2 at ~13 bytes a cycle, a fifth of what L2
-  // delivers.
+  // ×0.82–1.12 in two noisy runs, no consistent loss), though its B micro-panel (64 KB at kc
+  // 512, 128 at 1024) is past this host's 48 KB L1: B and A both stream from L2 at ~13 bytes a
+  // cycle, a fifth of what L2 delivers. Past 512, kc 1024: C ≫ L2 is read and written half as often
+  // (pointing the tile at a dummy C made a 2048³ product ~6% faster on two threads). One thread, 4
+  // rounds, the same spells' FMA loop: 1024³ 0.873 → 0.891, 2048³ 0.875 → 0.898, 1024×2048×512
+  // 0.834 → 0.867, 4096×1024×4096 0.857 → 0.881; two threads within the host's noise on the squares
+  // (+2%), ResNet's 3×3 layers 1.02–1.14× faster.
   static constexpr int64_t KC = KCv;
-  // An A block of ABytes in L2 (1 MB a core): 512 KB for the 14×2 tile, so that the deeper k
-  // block keeps 252-row blocks (126 rows: 2048³ and 4096-row shapes ~2% slower).
-  static constexpr int64_t MC = ABytes / (KC * static_cast<int64_t>(sizeof(T))) / MR * MR;
+  // An A block of at most ABytes in L2 (1 MB a core), with the rows a k block of KA gets for
+  // any shorter one: 252 rows for the 14×2 tile up to k blocks of 768 (126 rows: 2048³ and
+  // 4096-row shapes ~2% slower), 182 at 1024 (A 745 KB; 224 rows, 896 KB, read 0.97× at 2048³
+  // on two threads).
+  static constexpr int64_t mc(int64_t kb) {
+    return ABytes / (std::max(kb, KAv) * static_cast<int64_t>(sizeof(T))) / MR * MR;
+  }
   // A B block of KC·NC in L3.
   static constexpr int64_t NC = 4096;
-  // k in equal blocks of at most KC (a multiple of 8): 576 = 288 + 288, not 512 + 64, whose
+  // k in equal blocks of at most KC (a multiple of 8): 1100 = 552 + 548, not 1024 + 76, whose
   // short block pays a whole update of C for an eighth of the multiplies.
   static constexpr int64_t k_block(int64_t k) {
     const int64_t blocks = std::max<int64_t>(1, (k + KC - 1) / KC);
@@ -77,10 +86,10 @@ struct Blocks {
 };
 #if defined(TESSEL_CPU_ISA_AVX512)
 template <class T>
-using MainBlocks = Blocks<T, 14, 2, 512, 512 * 1024>;
+using MainBlocks = Blocks<T, 14, 2, 1024, 768 * 1024, false, 768>;
 template <class T>
 using NarrowBlocks = Blocks<T, 8, 3, 160, 256 * 1024>;  // a 30 KB B panel
-// bf16 × bf16 through vdpbf16ps: the main tile's shape and bytes, k counted in pairs.
+// bf16 × bf16 through vdpbf16ps: the main tile's shape, k counted in pairs (512 of them a block).
 using PairBlocks = Blocks<float, 14, 2, 512, 512 * 1024, true>;
 #else
 template <class T>
@@ -543,19 +552,19 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
   // Small products are not worth waking the pool.
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * k;
   const int threads = flops < 2e6 ? 1 : num_threads();
-  // Row blocks hold whole MR-row micro-panels, at most MC rows, in equal shares. Three paths:
+  // Row blocks hold whole MR-row micro-panels, at most mc(kb) rows, in equal shares. Three paths:
   // one row block (own_b: the threads split the columns); enough rows for a multiple of the
   // thread count (each thread owns whole row blocks, below); otherwise, and for ≤ 2·MR rows
   // reading B in place, work units of row blocks × column chunks on a B packed once and shared.
   const int64_t row_panels = (m + MR - 1) / MR;
   const int64_t kb = Bk::k_block(k);
-  int64_t row_blocks = (m + Bk::MC - 1) / Bk::MC;
+  int64_t row_blocks = (m + Bk::mc(kb) - 1) / Bk::mc(kb);
   if (threads > 1 && row_blocks >= threads)
     row_blocks = std::min(row_panels, (row_blocks + threads - 1) / threads * threads);
   const int64_t mc_max = (row_panels + row_blocks - 1) / row_blocks * MR;
   // Few rows: B is read once per row block anyway, so it is read in place when row-major.
   const bool direct_b = m <= 2 * MR && b.dtype == kNative<T> && b.cs == 1 && b.panels == nullptr;
-  // One row block (M <= MC): the columns are split between the threads, and each runs the
+  // One row block (M <= mc(kb)): the columns are split between the threads, and each runs the
   // whole k loop over its own columns, packing its B panels right before using them (still in
   // L2) and its own copy of the small A block: no shared packing pass (at M = 128 that was ~17%
   // of the time, bound by memory while the cores idled) and no barrier per k block.
