@@ -107,6 +107,12 @@ TEST(CpuLinearAlgebra, MatMulLargeThreaded) {
     check(OpKind::MatMul, matmul_attrs(), {a, b}, 1900, name("MatMul", dt, a.shape, b.shape), 1,
           false);
   }
+  // Columns past one B block (2048 on the 14×2 tile at f32, 1024 at f64), the last partial.
+  for (DType dt : {DType::F32, DType::F64}) {
+    HostTensor a = data(dt, {300, 200}, ++seed), b = data(dt, {200, 2100}, ++seed);
+    check(OpKind::MatMul, matmul_attrs(), {a, b}, 200, name("MatMul", dt, a.shape, b.shape), 1,
+          false);
+  }
   // Few rows and B ≫ cache (≥ 16 MiB): B packed a group of panels at a time, the next group's
   // rows requested along the multiply; odd column and k counts end in partial groups, panels
   // and k blocks.
