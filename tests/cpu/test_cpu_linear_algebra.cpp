@@ -93,26 +93,17 @@ TEST(CpuLinearAlgebra, MatMulLargeThreaded) {
       check(OpKind::MatMul, matmul_attrs(), {a, b}, 300, name("MatMul", dt, a.shape, b.shape), 1,
             false);
     }
-  // The same paths over several k blocks (1100 = 552 + 548): accumulation into C
-  // across blocks, on each thread's own rows and on the shared last panel.
-  for (DType dt : {DType::F32, DType::F64}) {
-    HostTensor a = data(dt, {310, 1100}, ++seed), b = data(dt, {1100, 130}, ++seed);
-    check(OpKind::MatMul, matmul_attrs(), {a, b}, 1100, name("MatMul", dt, a.shape, b.shape), 1,
-          false);
-  }
-  // k blocks past 768 (1900 = 952 + 948 on the 14×2 tile), whose row blocks are shorter (196
-  // rows, A in 745 KB): 400 rows are two blocks a thread.
-  for (DType dt : {DType::F32, DType::F64}) {
-    HostTensor a = data(dt, {400, 1900}, ++seed), b = data(dt, {1900, 130}, ++seed);
-    check(OpKind::MatMul, matmul_attrs(), {a, b}, 1900, name("MatMul", dt, a.shape, b.shape), 1,
-          false);
-  }
-  // Columns past one B block (2048 on the 14×2 tile at f32, 1024 at f64), the last partial.
-  for (DType dt : {DType::F32, DType::F64}) {
-    HostTensor a = data(dt, {300, 200}, ++seed), b = data(dt, {200, 2100}, ++seed);
-    check(OpKind::MatMul, matmul_attrs(), {a, b}, 200, name("MatMul", dt, a.shape, b.shape), 1,
-          false);
-  }
+  // The same paths over several k blocks (1100 = 552 + 548): accumulation into C across
+  // blocks, on each thread's own rows and on the shared last panel. k blocks past 768 (1900 =
+  // 952 + 948 on the 14×2 tile), whose row blocks are shorter (196 rows, A in 745 KB): 400 rows
+  // are two blocks a thread. Columns past one B block (2048 on the 14×2 tile at f32, 1024 at
+  // f64), the last partial.
+  for (const Mnk& s : {Mnk{310, 130, 1100}, Mnk{400, 130, 1900}, Mnk{300, 2100, 200}})
+    for (DType dt : {DType::F32, DType::F64}) {
+      HostTensor a = data(dt, {s.m, s.k}, ++seed), b = data(dt, {s.k, s.n}, ++seed);
+      check(OpKind::MatMul, matmul_attrs(), {a, b}, s.k, name("MatMul", dt, a.shape, b.shape), 1,
+            false);
+    }
   // Few rows and B ≫ cache (≥ 16 MiB): B packed a group of panels at a time, the next group's
   // rows requested along the multiply; odd column and k counts end in partial groups, panels
   // and k blocks.
