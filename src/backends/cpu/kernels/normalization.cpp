@@ -47,7 +47,8 @@ class NormPipeline {
   void operator()(int vectors) {
     for (int u = 0; u < vectors / kPasses; ++u) {
       if (i_ < body_end_) {
-        store_stream(y_ + i_, row(i_, L));
+        const int64_t at = position(i_);
+        store_stream(y_ + at, row(at, L));
         i_ += L;
       }
       if (ahead_ && a_ < n_) {
@@ -62,6 +63,7 @@ class NormPipeline {
     for (; ahead_ && a_ < n_; a_ += L) __builtin_prefetch(ahead_ + a_, 0, 1);
     x_ = x;
     y_ = y;
+    reverse_ = !reverse_;
     hi_ = splat<V>(c.hi);
     lo_ = splat<V>(c.lo);
     inv_ = splat<V>(c.inv);
@@ -75,7 +77,7 @@ class NormPipeline {
   // Writes what remains of the pending row.
   void flush() {
     if (y_ == nullptr) return;
-    for (; i_ < body_end_; i_ += L) store_stream(y_ + i_, row(i_, L));
+    for (; i_ < body_end_; i_ += L) store_stream(y_ + position(i_), row(position(i_), L));
     if (head_ > 0) store_partial(y_, row(0, static_cast<int>(head_)), static_cast<int>(head_));
     if (body_end_ < n_) {
       const int m = static_cast<int>(n_ - body_end_);
@@ -86,6 +88,13 @@ class NormPipeline {
   }
 
  private:
+  // Where the pending row's vector at i (counted from head_ up) is written: rows alternate
+  // direction, so that the columns of x, gamma and beta read last are read first again. At 4096
+  // columns their 16 KB each and the row being read exceed L1's 48 KB, and in one direction every
+  // row missed L1 on all three (bench/cpu_overlap: a pipelined two-pass loop with a 16 KB scale
+  // and shift ran at 0.5 of the copy, with 4 KB ones 0.8).
+  int64_t position(int64_t i) const { return reverse_ ? head_ + body_end_ - L - i : i; }
+
   // The pending row's normalized elements [i, i + m).
   V row(int64_t i, int m) const {
     auto ld = [&](const T* p) { return m == L ? load<V>(p + i) : load_partial<V>(p + i, m); };
@@ -103,6 +112,7 @@ class NormPipeline {
   T* y_ = nullptr;
   V hi_{}, lo_{}, inv_{};
   int64_t head_ = 0, i_ = 0, body_end_ = 0;
+  bool reverse_ = false;
 };
 
 // Rows [r0, r1) of contiguous x (`rows` rows of n elements) normalized into contiguous y, the
@@ -123,10 +133,10 @@ void stream_chunk(const T* x0, T* y0, int64_t rows, int64_t n, int64_t ahead, do
 }
 // stream_chunk with the passes and the pipeline inlined into one body. The pipeline's state then
 // lives in registers: called out of line, it is reloaded from memory at every streaming store
-// (which may alias it, for all the compiler knows). Taken for rows up to 12 KB (the row, the
-// pending row, gamma and beta within L1's 48 KB), where it is 1.1–1.25× faster on two threads
-// (32768 × 512, 8192 × 2048); on longer rows it was slower (0.9× at 4096 × 4096), and the
-// out-of-line form is kept.
+// (which may alias it, for all the compiler knows). Taken for rows up to 16 KB: 1.1–1.25× faster
+// on two threads at 32768 × 512 and 8192 × 2048; at 4096 × 4096 it was 0.9× until the pending
+// rows alternated direction (NormPipeline::position), then, with them, 1.13× (two threads, 5
+// rounds; one thread 1.08×). Longer rows, untimed, keep the out-of-line form.
 template <class T, bool kCenter>
 [[gnu::flatten]] void stream_chunk_inlined(const T* x0, T* y0, int64_t rows, int64_t n,
                                            int64_t ahead, double eps, const T* gamma, const T* beta,
@@ -144,7 +154,7 @@ void stream_rows(const HostTensor& x, const HostTensor& y, int64_t n, double eps
   // The row requested along row r's passes: at least 8 KB ahead, so that it is in L2 when its
   // own passes begin.
   const int64_t ahead = std::max<int64_t>(1, 8192 / sizeof(T) / n);
-  const bool inlined = n * static_cast<int64_t>(sizeof(T)) <= (12 << 10);
+  const bool inlined = n * static_cast<int64_t>(sizeof(T)) <= (16 << 10);
   parallel_for(rows, row_grain(n), [&](int64_t r0, int64_t r1) {
     (inlined ? stream_chunk_inlined<T, kCenter>
              : stream_chunk<T, kCenter>)(x0, y0, rows, n, ahead, eps, gamma, beta, r0, r1);
