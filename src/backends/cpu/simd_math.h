@@ -118,12 +118,24 @@ inline Vd vceil(Vd x) {
 // 2^n for integer n in [-126, 127], as a float.
 inline Vf vpow2i(Vi32 n) { return bitcast<Vf>((n + 127) << 23); }
 
-// n / d for d and n / d normal and finite (callers keep them there, or select the result
-// away), within ~0.5 ulp of the rounded quotient. AVX-512: the quotient through the 14-bit
-// reciprocal estimate, then one correction with the residual n - q·d, a third of vdivps's cost
-// on Zen 4 / 5, where the divide bounded tanh and sigmoid. The correction through explicit FMAs:
-// the residual must round once, at every optimization level (at -O1 GCC does not contract, and
-// the step's own rounding error reached the result).
+// 1 / d within an ulp for d and 1 / d normal and finite (callers keep d there, or select the
+// result away). AVX-512: the 14-bit estimate and one Newton step, a third of vdivps's cost on
+// Zen 4 / 5, where the divide bounded tanh and sigmoid.
+inline Vf vrcp(Vf d) {
+#if defined(TESSEL_CPU_ISA_AVX512)
+  // The Newton step through explicit FMAs: 1 - d·r must round once, at every optimization level
+  // (at -O1 GCC does not contract, and the step's own rounding error reached the result).
+  const __m512 dv = bitcast<__m512>(d), r = _mm512_maskz_rcp14_ps(0xffff, dv);
+  const __m512 e = _mm512_fnmadd_ps(dv, r, _mm512_set1_ps(1.0f));
+  return bitcast<Vf>(_mm512_fmadd_ps(r, e, r));
+#else
+  return 1.0f / d;
+#endif
+}
+
+// n / d for d and n / d normal and finite, within ~0.5 ulp of the rounded quotient.
+// AVX-512: the quotient through the 14-bit reciprocal estimate, then one correction with the
+// residual n - q·d (exact by an FMA); vdivps bounded tanh in fused chains.
 inline Vf vdiv(Vf n, Vf d) {
 #if defined(TESSEL_CPU_ISA_AVX512)
   const __m512 nv = bitcast<__m512>(n), dv = bitcast<__m512>(d);
@@ -133,9 +145,6 @@ inline Vf vdiv(Vf n, Vf d) {
   return n / d;
 #endif
 }
-
-// 1 / d within an ulp, as vdiv (its multiply by 1 folds away: the estimate and one Newton step).
-inline Vf vrcp(Vf d) { return vdiv(splat<Vf>(1.0f), d); }
 
 // Horner evaluation of c[0] + c[1] x + ... + c[N-1] x^(N-1).
 template <size_t N>
