@@ -133,19 +133,6 @@ inline Vf vrcp(Vf d) {
 #endif
 }
 
-// n / d for d and n / d normal and finite, within ~0.5 ulp of the rounded quotient.
-// AVX-512: the quotient through the 14-bit reciprocal estimate, then one correction with the
-// residual n - q·d (exact by an FMA); vdivps bounded tanh in fused chains.
-inline Vf vdiv(Vf n, Vf d) {
-#if defined(TESSEL_CPU_ISA_AVX512)
-  const __m512 nv = bitcast<__m512>(n), dv = bitcast<__m512>(d);
-  const __m512 r = _mm512_maskz_rcp14_ps(0xffff, dv), q = _mm512_mul_ps(nv, r);
-  return bitcast<Vf>(_mm512_fmadd_ps(_mm512_fnmadd_ps(q, dv, nv), r, q));
-#else
-  return n / d;
-#endif
-}
-
 // Horner evaluation of c[0] + c[1] x + ... + c[N-1] x^(N-1).
 template <size_t N>
 inline Vf vpoly(Vf x, const float (&c)[N]) {
@@ -300,9 +287,7 @@ inline Vf vlog1p(Vf x) {
 
 // |x| <= 4: x·P(x²)/Q(x²), a rational fitted for relative error: at worst 4 ulps from the
 // correctly rounded float (3.9 from the exact value) over a dense sweep, held by the test
-// CpuElementwise.TanhRationalWithinFourUlps (3.8 from the exact value); 16 vector operations
-// where the exp form takes ~35. The division is vdiv's: vdivps's took ~1.2× the time of a fused
-// chain (y = tanh(gelu(x·a + 0.5)·c), one thread, in L3).
+// CpuElementwise.TanhRationalWithinFourUlps; 13 vector operations where the exp form takes ~35.
 // Beyond: 1 - 2/(e^{2|x|} + 1), evaluated only when a lane needs it (|x| > 4 is rare in
 // activations; the rational's P and Q overflow there anyway).
 inline Vf vtanh(Vf x) {
@@ -311,8 +296,8 @@ inline Vf vtanh(Vf x) {
   static constexpr float kQ[] = {1.000000000e+00f, 4.632511735e-01f, 2.407964133e-02f,
                                  2.377762576e-04f};
   Vf z = x * x;
-  Vf r = vdiv(x * vpoly(z, kP), vpoly(z, kQ));  // NaN stays NaN
-  if (!any_greater(z, 16.0f)) return r;         // |x| <= 4 (NaN included)
+  Vf r = x * vpoly(z, kP) / vpoly(z, kQ);  // NaN stays NaN
+  if (!any_greater(z, 16.0f)) return r;    // |x| <= 4 (NaN included)
   Vf a = vabs(x);
   Vi32 far = a > 4.0f;
   Vf e = vexp(a > 10.0f ? splat<Vf>(20.0f) : a + a);  // tanh(10) rounds to 1 already
