@@ -75,9 +75,9 @@ struct Blocks {
   static constexpr int64_t mc(int64_t kb) {
     return ABytes / (std::max(kb, KAv) * static_cast<int64_t>(sizeof(T))) / MR * MR;
   }
-  // A B block of KC·NC in L3, at most 8 MB (4096 columns, 8 → 2048 at the 14×2 tile's kc of
-  // 1024: 4096³ on one thread 0.78 → 0.83 of the FMA loop, 2 rounds; two threads 0.80 → 0.82,
-  // 4 rounds).
+  // A B block of KC·NC in L3: 4096 columns, fewer where that passes 8 MB (2048 at the 14×2
+  // tile's f32 kc of 1024, where 4096 took 4096³ on one thread to 0.78 of the FMA loop against
+  // 0.83, 2 rounds; two threads 0.80 against 0.82, 4 rounds).
   static constexpr int64_t NC =
       std::min<int64_t>(4096, (8 << 20) / (KC * static_cast<int64_t>(sizeof(T))));
   // k in equal blocks of at most KC (a multiple of 8): 1100 = 552 + 548, not 1024 + 76, whose
