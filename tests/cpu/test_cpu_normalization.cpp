@@ -61,9 +61,10 @@ TEST(CpuNormalization, TrailingNormBroadcastAndLargeMean) {
 
 // Outputs of 16 MiB and more are streamed, each row written along the next row's statistics:
 // rows of 1027 start at every alignment (a plainly stored head and tail around the streamed
-// vectors); rows of 2051 span three blocks; rows of 1024 are whole aligned vectors, 4099 of them
-// (an odd count per thread); rows of 4099 (past 12 KB) take the pipeline called out of line.
-// With and without gamma and beta, and in f64.
+// vectors); rows of 2051 span three blocks; rows of 1024 are whole aligned vectors, normalized
+// in groups of 4 rows, 4099 of them (an odd count per thread, so groups left short); rows of
+// 4099 (past 16 KB) take the pipeline called out of line. With and without gamma and beta, and
+// in f64 (rows of 1027 and, grouped, 1024).
 TEST(CpuNormalization, TrailingNormStreamsLargeOutputs) {
   for (const Shape& s :
        {Shape{4100, 1027}, Shape{2050, 2051}, Shape{4099, 1024}, Shape{1025, 4099}}) {
@@ -83,6 +84,10 @@ TEST(CpuNormalization, TrailingNormStreamsLargeOutputs) {
   expect_parity(OpKind::LayerNorm, axis_attrs(-1),
                 {x, random_values(DType::F64, {1027}, 15), random_values(DType::F64, {1027}, 16)},
                 "streamed f64");
+  x = random_values(DType::F64, {2049, 1024}, 17, -2, 3);
+  expect_parity(OpKind::LayerNorm, axis_attrs(-1),
+                {x, random_values(DType::F64, {1024}, 18), random_values(DType::F64, {1024}, 19)},
+                "streamed f64 grouped");
 }
 
 TEST(CpuNormalization, TrailingNormEmpty) {

@@ -21,14 +21,19 @@ constexpr int64_t B = kStageBlock;
 // ---------------------------------------------------------------------------------------------
 // LayerNorm / RmsNorm: each row of `inner` elements normalized on its own.
 
-// Streamed rows (x and y contiguous T, y ≫ cache) run as a pipeline one row deep: while row r's
-// statistics passes read it, row r - 1, pending, is normalized and written past the cache, and
-// the row ahead is requested into L2, one vector of each for every `passes` vectors the passes
-// read. Reads and writes then share the memory's time through the whole row, as softmax's do.
-// (Before, a row's statistics passes ran with only reads in flight and its normalization, into
-// an L1 block streamed out, with the writes: on two threads 4096 × 4096 took 1.27× this time,
-// 32768 × 512 1.03×.)
-template <class T, bool kCenter>
+// Streamed rows (x and y contiguous T, y ≫ cache) run as a pipeline one group of R rows deep:
+// while the statistics passes read the rows of group g, group g - 1, pending, is normalized and
+// written past the cache, and the row ahead is requested into L2, one vector of output for every
+// `passes` vectors the passes read. Reads and writes then share the memory's time through the
+// whole row, as softmax's do. (Before, a row's statistics passes ran with only reads in flight
+// and its normalization, into an L1 block streamed out, with the writes: on two threads
+// 4096 × 4096 took 1.27× this time, 32768 × 512 1.03×.) A group is written a column at a time,
+// each vector of gamma and beta loaded once for its R rows: at 4096 columns gamma and beta
+// (16 KB each) and the rows in flight exceed L1's 48 KB, and read once a row, they came from L2
+// (bench/cpu_overlap: a pipelined two-pass loop with a 16 KB scale and shift ran at 0.5 of the
+// copy, with 4 KB ones 0.8). R > 1 needs every row of y to begin on a 64-byte boundary and to
+// hold whole vectors; R = 1 takes any row.
+template <class T, bool kCenter, int R>
 class NormPipeline {
   using V = VecOf<T>;
   static constexpr int L = kLanes<V>;
@@ -38,7 +43,7 @@ class NormPipeline {
   // Rows of n elements; gamma and beta (either may be null) n elements each.
   NormPipeline(int64_t n, const T* gamma, const T* beta) : n_(n), g_(gamma), b_(beta) {}
 
-  // Row r's passes begin; `ahead` (or null) is the row to request along them.
+  // A row's passes begin; `ahead` (or null) is the row to request along them.
   void begin(const T* ahead) {
     ahead_ = ahead;
     a_ = 0;
@@ -46,10 +51,12 @@ class NormPipeline {
   // Along a pass: it read `vectors`.
   void operator()(int vectors) {
     for (int u = 0; u < vectors / kPasses; ++u) {
-      if (i_ < body_end_) {
-        const int64_t at = position(i_);
-        store_stream(y_ + at, row(at, L));
-        i_ += L;
+      if (++credit_ == R) {
+        credit_ = 0;
+        if (i_ < body_end_) {
+          column(position(i_));
+          i_ += L;
+        }
       }
       if (ahead_ && a_ < n_) {
         __builtin_prefetch(ahead_ + a_, 0, 1);
@@ -57,48 +64,81 @@ class NormPipeline {
       }
     }
   }
-  // Row r's passes ended: the pending row is completed and (x, y, c) becomes it.
+  // A row's passes ended with its coefficients c; once R rows have, the pending group is
+  // completed and they become it.
   void end(const T* x, T* y, NormCoef<T> c) {
-    flush();
     for (; ahead_ && a_ < n_; a_ += L) __builtin_prefetch(ahead_ + a_, 0, 1);
-    x_ = x;
-    y_ = y;
-    reverse_ = !reverse_;
-    hi_ = splat<V>(c.hi);
-    lo_ = splat<V>(c.lo);
-    inv_ = splat<V>(c.inv);
-    // The vectors from the first 64-byte boundary of y are streamed; the head before it and the
-    // tail past the last whole vector are stored plainly by flush.
-    const auto misalign = reinterpret_cast<uintptr_t>(y) % kVectorBytes;
-    head_ = std::min<int64_t>(n_, misalign == 0 ? 0 : (kVectorBytes - misalign) / sizeof(T));
-    i_ = head_;
-    body_end_ = head_ + (n_ - head_) / L * L;
+    next_[k_++] = {x, y, c};
+    if (k_ == R) advance();
   }
-  // Writes what remains of the pending row.
+  // Writes what remains: a group of fewer than R rows repeats its last row (written twice).
   void flush() {
-    if (y_ == nullptr) return;
-    for (; i_ < body_end_; i_ += L) store_stream(y_ + position(i_), row(position(i_), L));
-    if (head_ > 0) store_partial(y_, row(0, static_cast<int>(head_)), static_cast<int>(head_));
-    if (body_end_ < n_) {
-      const int m = static_cast<int>(n_ - body_end_);
-      store_partial(y_ + body_end_, row(body_end_, m), m);
+    if (k_ > 0) {
+      for (int k = k_; k < R; ++k) next_[k] = next_[k_ - 1];
+      advance();
     }
-    y_ = nullptr;
-    i_ = body_end_ = 0;
+    complete();
   }
 
  private:
-  // Where the pending row's vector at i (counted from head_ up) is written: rows alternate
-  // direction, so that the columns of x, gamma and beta read last are read first again. At 4096
-  // columns their 16 KB each and the row being read exceed L1's 48 KB, and in one direction every
-  // row missed L1 on all three (bench/cpu_overlap: a pipelined two-pass loop with a 16 KB scale
-  // and shift ran at 0.5 of the copy, with 4 KB ones 0.8).
+  struct Row {
+    const T* x;
+    T* y;
+    NormCoef<T> c;
+  };
+
+  void advance() {
+    complete();
+    k_ = 0;
+    credit_ = 0;
+    reverse_ = !reverse_;
+    for (int k = 0; k < R; ++k) {
+      x_[k] = next_[k].x;
+      y_[k] = next_[k].y;
+      hi_[k] = splat<V>(next_[k].c.hi);
+      lo_[k] = splat<V>(next_[k].c.lo);
+      inv_[k] = splat<V>(next_[k].c.inv);
+    }
+    // The vectors from the first 64-byte boundary of y are streamed; the head before it and the
+    // tail past the last whole vector are stored plainly by complete (R = 1 only).
+    const auto misalign = reinterpret_cast<uintptr_t>(y_[0]) % kVectorBytes;
+    head_ = std::min<int64_t>(n_, misalign == 0 ? 0 : (kVectorBytes - misalign) / sizeof(T));
+    i_ = head_;
+    body_end_ = head_ + (n_ - head_) / L * L;
+    pending_ = true;
+  }
+  // Writes what remains of the pending group.
+  void complete() {
+    if (!pending_) return;
+    for (; i_ < body_end_; i_ += L) column(position(i_));
+    if (head_ > 0)
+      store_partial(y_[0], row(0, 0, static_cast<int>(head_)), static_cast<int>(head_));
+    if (body_end_ < n_) {
+      const int m = static_cast<int>(n_ - body_end_);
+      store_partial(y_[0] + body_end_, row(0, body_end_, m), m);
+    }
+    pending_ = false;
+    i_ = body_end_ = 0;
+  }
+  // Where the pending group's vector at i (counted from head_ up) is written: groups alternate
+  // direction, so that the columns of x, gamma and beta read last are read first again.
   int64_t position(int64_t i) const { return reverse_ ? head_ + body_end_ - L - i : i; }
 
-  // The pending row's normalized elements [i, i + m).
-  V row(int64_t i, int m) const {
+  // The pending group's column of whole vectors at `at`, gamma and beta loaded once.
+  void column(int64_t at) {
+    const V g = g_ ? load<V>(g_ + at) : V{}, b = b_ ? load<V>(b_ + at) : V{};
+#pragma GCC unroll 8
+    for (int k = 0; k < R; ++k) {
+      V r = ((load<V>(x_[k] + at) - hi_[k]) - lo_[k]) * inv_[k];
+      if (g_) r *= g;
+      if (b_) r += b;
+      store_stream(y_[k] + at, r);
+    }
+  }
+  // Row k's normalized elements [i, i + m).
+  V row(int k, int64_t i, int m) const {
     auto ld = [&](const T* p) { return m == L ? load<V>(p + i) : load_partial<V>(p + i, m); };
-    V r = ((ld(x_) - hi_) - lo_) * inv_;
+    V r = ((ld(x_[k]) - hi_[k]) - lo_[k]) * inv_[k];
     if (g_) r *= ld(g_);
     if (b_) r += ld(b_);
     return r;
@@ -108,19 +148,21 @@ class NormPipeline {
   const T *g_, *b_;
   const T* ahead_ = nullptr;
   int64_t a_ = 0;
-  const T* x_ = nullptr;
-  T* y_ = nullptr;
-  V hi_{}, lo_{}, inv_{};
+  Row next_[R]{};
+  int k_ = 0, credit_ = 0;
+  const T* x_[R]{};
+  T* y_[R]{};
+  V hi_[R]{}, lo_[R]{}, inv_[R]{};
   int64_t head_ = 0, i_ = 0, body_end_ = 0;
-  bool reverse_ = false;
+  bool reverse_ = false, pending_ = false;
 };
 
 // Rows [r0, r1) of contiguous x (`rows` rows of n elements) normalized into contiguous y, the
 // row `ahead` rows on requested along each row's passes.
-template <class T, bool kCenter>
+template <class T, bool kCenter, int R>
 void stream_chunk(const T* x0, T* y0, int64_t rows, int64_t n, int64_t ahead, double eps,
                   const T* gamma, const T* beta, int64_t r0, int64_t r1) {
-  NormPipeline<T, kCenter> pipe(n, gamma, beta);
+  NormPipeline<T, kCenter, R> pipe(n, gamma, beta);
   for (int64_t r = r0; r < r1; ++r) {
     const T* xr = x0 + r * n;
     pipe.begin(r + ahead < rows ? xr + ahead * n : nullptr);
@@ -137,11 +179,11 @@ void stream_chunk(const T* x0, T* y0, int64_t rows, int64_t n, int64_t ahead, do
 // on two threads at 32768 × 512 and 8192 × 2048; at 4096 × 4096 it was 0.9× until the pending
 // rows alternated direction (NormPipeline::position), then, with them, 1.13× (two threads, 5
 // rounds; one thread 1.08×). Longer rows, untimed, keep the out-of-line form.
-template <class T, bool kCenter>
+template <class T, bool kCenter, int R>
 [[gnu::flatten]] void stream_chunk_inlined(const T* x0, T* y0, int64_t rows, int64_t n,
                                            int64_t ahead, double eps, const T* gamma, const T* beta,
                                            int64_t r0, int64_t r1) {
-  stream_chunk<T, kCenter>(x0, y0, rows, n, ahead, eps, gamma, beta, r0, r1);
+  stream_chunk<T, kCenter, R>(x0, y0, rows, n, ahead, eps, gamma, beta, r0, r1);
 }
 
 // The rows of contiguous x, each of n elements, normalized into contiguous y (≫ cache).
@@ -154,10 +196,19 @@ void stream_rows(const HostTensor& x, const HostTensor& y, int64_t n, double eps
   // The row requested along row r's passes: at least 8 KB ahead, so that it is in L2 when its
   // own passes begin.
   const int64_t ahead = std::max<int64_t>(1, 8192 / sizeof(T) / n);
-  const bool inlined = n * static_cast<int64_t>(sizeof(T)) <= (16 << 10);
+  const int64_t row_bytes = n * static_cast<int64_t>(sizeof(T));
+  const bool inlined = row_bytes <= (16 << 10);
+  // Groups of 4 rows, where they can be taken: against single rows, on two threads 1.35× faster
+  // at 4096 × 4096 (0.53 → 0.72 of the copy), 1.3× at 8192 × 2048, 1.25× at 32768 × 512 (7
+  // rounds); on one thread 1.2–1.3×. Groups of 2 gained less, of 8 less than 4 (one thread).
+  const bool grouped = inlined && row_bytes % kVectorBytes == 0 &&
+                       reinterpret_cast<uintptr_t>(y0) % kVectorBytes == 0;
   parallel_for(rows, row_grain(n), [&](int64_t r0, int64_t r1) {
-    (inlined ? stream_chunk_inlined<T, kCenter>
-             : stream_chunk<T, kCenter>)(x0, y0, rows, n, ahead, eps, gamma, beta, r0, r1);
+    if (grouped)
+      stream_chunk_inlined<T, kCenter, 4>(x0, y0, rows, n, ahead, eps, gamma, beta, r0, r1);
+    else
+      (inlined ? stream_chunk_inlined<T, kCenter, 1>
+               : stream_chunk<T, kCenter, 1>)(x0, y0, rows, n, ahead, eps, gamma, beta, r0, r1);
   });
 }
 
