@@ -278,6 +278,15 @@ inline bool any_greater(Vf v, float b) {
 #endif
 }
 
+// f(std::integral_constant<int, k>{}) for k = 0 … N - 1, written out: state indexed by a
+// constant, not by a loop's counter, can stay in registers (GCC keeps an array in memory when
+// any access to it has a variable index).
+template <int N, class F>
+inline void unrolled(F&& f) {
+  [&]<int... K>(std::integer_sequence<int, K...>) { (f(std::integral_constant<int, K>{}), ...); }
+  (std::make_integer_sequence<int, N>{});
+}
+
 // Non-temporal store of a whole vector to a kVectorBytes-aligned address: the line goes to
 // memory without first being read into the cache (no read-for-ownership), which takes a third
 // of the memory traffic off a kernel writing a tensor much larger than the last-level cache.

@@ -68,15 +68,11 @@ class NormPipeline {
   // completed and they become it.
   void end(const T* x, T* y, NormCoef<T> c) {
     for (; ahead_ && a_ < n_; a_ += L) __builtin_prefetch(ahead_ + a_, 0, 1);
-    next_[k_++] = {x, y, c};
-    if (k_ == R) advance();
+    push({x, y, c});
   }
   // Writes what remains: a group of fewer than R rows repeats its last row (written twice).
   void flush() {
-    if (k_ > 0) {
-      for (int k = k_; k < R; ++k) next_[k] = next_[k_ - 1];
-      advance();
-    }
+    while (k_ > 0) push(next_[R - 1]);
     complete();
   }
 
@@ -87,18 +83,25 @@ class NormPipeline {
     NormCoef<T> c;
   };
 
+  // The rows collected for the next group shift down a place as each is added (next_ indexed
+  // only by constants).
+  void push(Row row) {
+    unrolled<R - 1>([&](auto k) { next_[k] = next_[k + 1]; });
+    next_[R - 1] = row;
+    if (++k_ == R) advance();
+  }
   void advance() {
     complete();
     k_ = 0;
     credit_ = 0;
     reverse_ = !reverse_;
-    for (int k = 0; k < R; ++k) {
+    unrolled<R>([&](auto k) {
       x_[k] = next_[k].x;
       y_[k] = next_[k].y;
       hi_[k] = splat<V>(next_[k].c.hi);
       lo_[k] = splat<V>(next_[k].c.lo);
       inv_[k] = splat<V>(next_[k].c.inv);
-    }
+    });
     // The vectors from the first 64-byte boundary of y are streamed; the head before it and the
     // tail past the last whole vector are stored plainly by complete (R = 1 only).
     const auto misalign = reinterpret_cast<uintptr_t>(y_[0]) % kVectorBytes;
@@ -111,11 +114,10 @@ class NormPipeline {
   void complete() {
     if (!pending_) return;
     for (; i_ < body_end_; i_ += L) column(position(i_));
-    if (head_ > 0)
-      store_partial(y_[0], row(0, 0, static_cast<int>(head_)), static_cast<int>(head_));
+    if (head_ > 0) store_partial(y_[0], row(0, static_cast<int>(head_)), static_cast<int>(head_));
     if (body_end_ < n_) {
       const int m = static_cast<int>(n_ - body_end_);
-      store_partial(y_[0] + body_end_, row(0, body_end_, m), m);
+      store_partial(y_[0] + body_end_, row(body_end_, m), m);
     }
     pending_ = false;
     i_ = body_end_ = 0;
@@ -127,18 +129,17 @@ class NormPipeline {
   // The pending group's column of whole vectors at `at`, gamma and beta loaded once.
   void column(int64_t at) {
     const V g = g_ ? load<V>(g_ + at) : V{}, b = b_ ? load<V>(b_ + at) : V{};
-#pragma GCC unroll 8
-    for (int k = 0; k < R; ++k) {
+    unrolled<R>([&](auto k) {
       V r = ((load<V>(x_[k] + at) - hi_[k]) - lo_[k]) * inv_[k];
       if (g_) r *= g;
       if (b_) r += b;
       store_stream(y_[k] + at, r);
-    }
+    });
   }
-  // Row k's normalized elements [i, i + m).
-  V row(int k, int64_t i, int m) const {
+  // Row 0's normalized elements [i, i + m).
+  V row(int64_t i, int m) const {
     auto ld = [&](const T* p) { return m == L ? load<V>(p + i) : load_partial<V>(p + i, m); };
-    V r = ((ld(x_[k]) - hi_[k]) - lo_[k]) * inv_[k];
+    V r = ((ld(x_[0]) - hi_[0]) - lo_[0]) * inv_[0];
     if (g_) r *= ld(g_);
     if (b_) r += ld(b_);
     return r;
