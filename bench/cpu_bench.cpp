@@ -358,18 +358,22 @@ Built build(const Workload& w) {
   return b;
 }
 
+// The round of the workload list being run (--rounds), recorded with each time.
+int g_round = 0;
+
 void emit(const std::string& id, const std::string& impl, double ms, int threads,
           const std::string& note = "") {
-  std::printf("{\"workload\": \"%s\", \"impl\": \"%s\", \"ms\": %.4f, \"threads\": %d%s%s%s}\n",
-              id.c_str(), impl.c_str(), ms, threads, note.empty() ? "" : ", \"note\": \"",
-              note.c_str(), note.empty() ? "" : "\"");
+  std::printf(
+      "{\"workload\": \"%s\", \"impl\": \"%s\", \"ms\": %.4f, \"threads\": %d, \"round\": %d%s%s%s}\n",
+      id.c_str(), impl.c_str(), ms, threads, g_round, note.empty() ? "" : ", \"note\": \"",
+      note.c_str(), note.empty() ? "" : "\"");
   std::fflush(stdout);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = 2, reps = 7;
+  int threads = 2, reps = 7, rounds = 1;
   std::string filter, only, path, openblas_name = "openblas";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -386,6 +390,8 @@ int main(int argc, char** argv) {
       g_evict.resize(size_t{64} << 20);
     else if (a == "--reps")
       reps = std::atoi(next().c_str());
+    else if (a == "--rounds")
+      rounds = std::atoi(next().c_str());
     else if (a == "--filter")
       filter = next();
     else if (a == "--impl")
@@ -397,9 +403,9 @@ int main(int argc, char** argv) {
     else
       path = a;
   }
-  if (path.empty() || threads < 1 || reps < 1) {
+  if (path.empty() || threads < 1 || reps < 1 || rounds < 1) {
     std::fprintf(stderr,
-                 "usage: cpu_bench [--threads N] [--reps R] [--filter S] [--impl I] "
+                 "usage: cpu_bench [--threads N] [--reps R] [--rounds K] [--filter S] [--impl I] "
                  "[--openblas-impl NAME] [--cold] WORKLOADS\n");
     return 2;
   }
@@ -435,7 +441,11 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   const Backend& cpu = backend("cpu");
-  for (const Workload& w : read_workloads(path)) {
+  // The whole list runs `rounds` times: each workload's rounds then fall minutes apart, in
+  // different spells of the shared machine, and the report takes their median.
+  const std::vector<Workload> workloads = read_workloads(path);
+  for (g_round = 0; g_round < rounds; ++g_round) {
+  for (const Workload& w : workloads) {
     if (!filter.empty() && w.id.find(filter) == std::string::npos) continue;
     const bool blas_peer = run_blas && w.kind == "gemm" && w.dtype == "f32";
     if (!run_tessel && !blas_peer) continue;
@@ -485,6 +495,7 @@ int main(int argc, char** argv) {
     if (peak_flops > 0)
       emit(w.id, "fma-peak", median(tp), threads, "the FMA peak for the same flops, alternating");
     if (blas_peer) emit(w.id, openblas_name, median(tb), threads);
+  }
   }
   return 0;
 }

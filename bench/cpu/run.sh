@@ -2,23 +2,26 @@
 # The cpu benchmark suite (issue 7): Tessel's cpu backend against OpenBLAS, numpy, PyTorch and
 # ONNX Runtime on this machine, same workloads, same thread count, and the machine's measured
 # FMA peak and copy bandwidth. Writes bench/results/cpu.md (or OUT) via bench/cpu/report.py.
-#   bench/cpu/run.sh [--threads N] [--reps R] [--out FILE]
+#   bench/cpu/run.sh [--threads N] [--reps R] [--rounds K] [--out FILE]
 # Installs what it needs that the build does not: libopenblas0-pthread (apt), onnxruntime-node
-# (npm, into a temp dir), the PaddleOCR models (scripts/fetch-models.sh). Takes about 5 minutes.
+# (npm, into a temp dir), the PaddleOCR models (scripts/fetch-models.sh). Takes about 8 minutes
+# (each round of Tessel against OpenBLAS and the yardsticks about 1.6).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 threads=$(nproc)
 reps=7
+rounds=3
 out=bench/results/cpu.md
 while [ $# -gt 0 ]; do
   case "$1" in
     --threads) threads=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    *) echo "usage: bench/cpu/run.sh [--threads N] [--reps R] [--out FILE]" >&2; exit 2 ;;
+    *) echo "usage: bench/cpu/run.sh [--threads N] [--reps R] [--rounds K] [--out FILE]" >&2; exit 2 ;;
   esac
 done
-command="bench/cpu/run.sh --threads $threads --reps $reps"
+command="bench/cpu/run.sh --threads $threads --reps $reps --rounds $rounds"
 [ -e /usr/lib/x86_64-linux-gnu/libopenblas.so.0 ] ||
   apt-get install -y --no-install-recommends libopenblas0-pthread >/dev/null
 ./scripts/build.sh >/dev/null
@@ -37,7 +40,7 @@ env_l2=${OPENBLAS_L2_SIZE:-}
 # the unset and the environment's own settings are measured after, on OpenBLAS alone.
 echo "cpu.sh: Tessel + OpenBLAS (SkylakeX)" >&2
 env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=SkylakeX build/bench/cpu_bench --threads "$threads" \
-  --reps "$reps" --openblas-impl openblas-skylakex "$wl" >>"$rec"
+  --reps "$reps" --rounds "$rounds" --openblas-impl openblas-skylakex "$wl" >>"$rec"
 echo "cpu.sh: OpenBLAS with OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset" >&2
 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/bench/cpu_bench --threads "$threads" \
   --reps 3 --impl openblas --openblas-impl openblas-unset "$wl" >>"$rec"
