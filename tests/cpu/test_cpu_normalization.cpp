@@ -61,13 +61,13 @@ TEST(CpuNormalization, TrailingNormBroadcastAndLargeMean) {
 
 // Outputs of 16 MiB and more are streamed, each row written along the next row's statistics:
 // rows of 1027 start at every alignment (a plainly stored head and tail around the streamed
-// vectors); rows of 2051 span three blocks; rows of 1024 are whole aligned vectors, normalized
-// in groups of 4 rows, 4099 of them (an odd count per thread, so groups left short); rows of
-// 4099 (past 16 KB) take the pipeline called out of line. With and without gamma and beta, and
-// in f64 (rows of 1027 and, grouped, 1024).
+// vectors); rows of 2051 span three blocks; rows of 1024 are whole aligned vectors, 4099 of them
+// (an odd count per thread); rows of 4096 (16 KB) are normalized in groups of 4 rows, 1025 of
+// them (groups left short); rows of 4099 (past 16 KB) take the pipeline called out of line.
+// With and without gamma and beta, and in f64 (rows of 1027 and, grouped, 2048).
 TEST(CpuNormalization, TrailingNormStreamsLargeOutputs) {
-  for (const Shape& s :
-       {Shape{4100, 1027}, Shape{2050, 2051}, Shape{4099, 1024}, Shape{1025, 4099}}) {
+  for (const Shape& s : {Shape{4100, 1027}, Shape{2050, 2051}, Shape{4099, 1024}, Shape{1025, 4096},
+                         Shape{1025, 4099}}) {
     const Shape tail = {s[1]};
     HostTensor x = random_values(DType::F32, s, 11, -2, 3);
     HostTensor g = random_values(DType::F32, tail, 12, 0.5, 1.5);
@@ -75,7 +75,7 @@ TEST(CpuNormalization, TrailingNormStreamsLargeOutputs) {
     const std::string what = "streamed " + shape_str(s);
     expect_parity(OpKind::LayerNorm, axis_attrs(-1), {x, g, b}, what);
     expect_parity(OpKind::RmsNorm, axis_attrs(-1), {x, g}, what);
-    if (s[1] != 1024) continue;
+    if (s[1] != 1024 && s[1] != 4096) continue;
     expect_parity(OpKind::LayerNorm, axis_attrs(-1), {x}, what + " no affine");
     expect_parity(OpKind::LayerNorm, axis_attrs(-1), {x, HostTensor{}, b}, what + " beta");
     expect_parity(OpKind::RmsNorm, axis_attrs(-1), {x}, what + " no gamma");
@@ -84,9 +84,9 @@ TEST(CpuNormalization, TrailingNormStreamsLargeOutputs) {
   expect_parity(OpKind::LayerNorm, axis_attrs(-1),
                 {x, random_values(DType::F64, {1027}, 15), random_values(DType::F64, {1027}, 16)},
                 "streamed f64");
-  x = random_values(DType::F64, {2049, 1024}, 17, -2, 3);
+  x = random_values(DType::F64, {1025, 2048}, 17, -2, 3);
   expect_parity(OpKind::LayerNorm, axis_attrs(-1),
-                {x, random_values(DType::F64, {1024}, 18), random_values(DType::F64, {1024}, 19)},
+                {x, random_values(DType::F64, {2048}, 18), random_values(DType::F64, {2048}, 19)},
                 "streamed f64 grouped");
 }
 

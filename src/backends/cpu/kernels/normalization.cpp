@@ -199,10 +199,12 @@ void stream_rows(const HostTensor& x, const HostTensor& y, int64_t n, double eps
   const int64_t ahead = std::max<int64_t>(1, 8192 / sizeof(T) / n);
   const int64_t row_bytes = n * static_cast<int64_t>(sizeof(T));
   const bool inlined = row_bytes <= (16 << 10);
-  // Groups of 4 rows, where they can be taken: against single rows, on two threads 1.35× faster
-  // at 4096 × 4096 (0.53 → 0.72 of the copy), 1.3× at 8192 × 2048, 1.25× at 32768 × 512 (7
-  // rounds); on one thread 1.2–1.3×. Groups of 2 gained less, of 8 less than 4 (one thread).
-  const bool grouped = inlined && row_bytes % kVectorBytes == 0 &&
+  // Groups of 4 rows for rows past 8 KB, where they can be taken. Two threads, 6 rounds, the
+  // same spells' copy: 4096 × 4096 0.66 of it single rows, 0.77 grouped (groups of 2 and 8: less);
+  // 8192 × 2048 0.76 single, 0.70 grouped; 32768 × 512 0.76 single, 0.72 grouped. Where gamma
+  // and beta fit L1 beside the rows in flight, grouping measured slower (these numbers do not
+  // say why; perhaps its four write streams).
+  const bool grouped = inlined && row_bytes > (8 << 10) && row_bytes % kVectorBytes == 0 &&
                        reinterpret_cast<uintptr_t>(y0) % kVectorBytes == 0;
   parallel_for(rows, row_grain(n), [&](int64_t r0, int64_t r1) {
     if (grouped)
