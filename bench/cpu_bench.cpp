@@ -161,7 +161,8 @@ __attribute__((target("avx512f"))) void stream_copy(char* dst, const char* src, 
 // copy moved ~0.8× as many bytes a second).
 struct Bytes {
   explicit Bytes(size_t n, char fill)
-      : p(static_cast<char*>(tessel::allocate_host_bytes((std::max<size_t>(n, 1) + 255) / 256 * 256))) {
+      : p(static_cast<char*>(
+            tessel::allocate_host_bytes((std::max<size_t>(n, 1) + 255) / 256 * 256))) {
     if (p == nullptr) std::abort();
     std::memset(p, fill, n);
   }
@@ -199,7 +200,8 @@ double copy_gbs(int threads) {
     for (int t = 0; t < threads; ++t)
       pool.emplace_back([&, t] {
         // Shares in whole 256-byte lines (stream_copy's unit).
-        const size_t lo = bytes / 256 * t / threads * 256, hi = bytes / 256 * (t + 1) / threads * 256;
+        const size_t lo = bytes / 256 * t / threads * 256,
+                     hi = bytes / 256 * (t + 1) / threads * 256;
         ready.fetch_add(1);
         while (ready.load() < threads) {
         }
@@ -364,7 +366,8 @@ int g_round = 0;
 void emit(const std::string& id, const std::string& impl, double ms, int threads,
           const std::string& note = "") {
   std::printf(
-      "{\"workload\": \"%s\", \"impl\": \"%s\", \"ms\": %.4f, \"threads\": %d, \"round\": %d%s%s%s}\n",
+      "{\"workload\": \"%s\", \"impl\": \"%s\", \"ms\": %.4f, \"threads\": %d, \"round\": "
+      "%d%s%s%s}\n",
       id.c_str(), impl.c_str(), ms, threads, g_round, note.empty() ? "" : ", \"note\": \"",
       note.c_str(), note.empty() ? "" : "\"");
   std::fflush(stdout);
@@ -445,57 +448,58 @@ int main(int argc, char** argv) {
   // different spells of the shared machine, and the report takes their median.
   const std::vector<Workload> workloads = read_workloads(path);
   for (g_round = 0; g_round < rounds; ++g_round) {
-  for (const Workload& w : workloads) {
-    if (!filter.empty() && w.id.find(filter) == std::string::npos) continue;
-    const bool blas_peer = run_blas && w.kind == "gemm" && w.dtype == "f32";
-    if (!run_tessel && !blas_peer) continue;
-    Built b = build(w);
-    std::unique_ptr<Executable> exe;
-    if (run_tessel) exe = compile_for(b.g, cpu);
-    std::vector<float> c;
-    if (blas_peer) c.resize(static_cast<size_t>(w.n[0] * w.n[2]));
-    // Repetitions alternate between the implementations, so a slow spell of the shared machine
-    // hits both alike; each reports the median of its repetitions. Both thread pools spin a
-    // while after a call before they sleep (OpenBLAS's for up to 2^28 cycles): a pause at each
-    // switch keeps one's spinning workers from taking the other's cores.
-    auto settle = [&] {
-      if (run_tessel && blas_peer) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    };
-    // Memory-bound workloads: a streaming copy of the same bytes alternates with Tessel's
-    // repetitions, so that "% of copy" compares medians taken in the same spells of the shared
-    // machine.
-    const int64_t cb = run_tessel ? copy_bytes(w) : 0;
-    Bytes csrc(static_cast<size_t>(cb), 1), cdst(static_cast<size_t>(cb), 0);
-    // f32 GEMMs: the FMA peak for the same flops alternates likewise ("% of the same spells'
-    // peak"), beside the best-of-run peak measured once above.
-    const double peak_flops =
-        run_tessel && w.kind == "gemm" && w.dtype == "f32" ? 2.0 * w.n[0] * w.n[1] * w.n[2] : 0;
-    std::vector<double> tt, tb, tc, tp;
-    for (int r = 0; r < reps; ++r) {
-      settle();
-      if (run_tessel) tt.push_back(time_ms([&] { exe->run(b.args); }, 3));
-      if (cb > 0) tc.push_back(time_ms([&] { parallel_copy(cdst.p, csrc.p, cb); }, 3));
-      if (peak_flops > 0) tp.push_back(time_ms([&] { parallel_fma(peak_flops); }, 3));
-      settle();
-      if (blas_peer) {
-        const int M = static_cast<int>(w.n[0]), K = static_cast<int>(w.n[1]),
-                  N = static_cast<int>(w.n[2]);
-        const auto* x = reinterpret_cast<const float*>(b.args[0].data());
-        const auto* y = reinterpret_cast<const float*>(b.args[1].data());
-        tb.push_back(time_ms(
-            [&] {
-              blas.sgemm(kRowMajor, kNoTrans, kNoTrans, M, N, K, 1.0f, x, K, y, N, 0.0f, c.data(),
-                         N);
-            },
-            3));
+    for (const Workload& w : workloads) {
+      if (!filter.empty() && w.id.find(filter) == std::string::npos) continue;
+      const bool blas_peer = run_blas && w.kind == "gemm" && w.dtype == "f32";
+      if (!run_tessel && !blas_peer) continue;
+      Built b = build(w);
+      std::unique_ptr<Executable> exe;
+      if (run_tessel) exe = compile_for(b.g, cpu);
+      std::vector<float> c;
+      if (blas_peer) c.resize(static_cast<size_t>(w.n[0] * w.n[2]));
+      // Repetitions alternate between the implementations, so a slow spell of the shared machine
+      // hits both alike; each reports the median of its repetitions. Both thread pools spin a
+      // while after a call before they sleep (OpenBLAS's for up to 2^28 cycles): a pause at each
+      // switch keeps one's spinning workers from taking the other's cores.
+      auto settle = [&] {
+        if (run_tessel && blas_peer) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      };
+      // Memory-bound workloads: a streaming copy of the same bytes alternates with Tessel's
+      // repetitions, so that "% of copy" compares medians taken in the same spells of the shared
+      // machine.
+      const int64_t cb = run_tessel ? copy_bytes(w) : 0;
+      Bytes csrc(static_cast<size_t>(cb), 1), cdst(static_cast<size_t>(cb), 0);
+      // f32 GEMMs: the FMA peak for the same flops alternates likewise ("% of the same spells'
+      // peak"), beside the best-of-run peak measured once above.
+      const double peak_flops =
+          run_tessel && w.kind == "gemm" && w.dtype == "f32" ? 2.0 * w.n[0] * w.n[1] * w.n[2] : 0;
+      std::vector<double> tt, tb, tc, tp;
+      for (int r = 0; r < reps; ++r) {
+        settle();
+        if (run_tessel) tt.push_back(time_ms([&] { exe->run(b.args); }, 3));
+        if (cb > 0) tc.push_back(time_ms([&] { parallel_copy(cdst.p, csrc.p, cb); }, 3));
+        if (peak_flops > 0) tp.push_back(time_ms([&] { parallel_fma(peak_flops); }, 3));
+        settle();
+        if (blas_peer) {
+          const int M = static_cast<int>(w.n[0]), K = static_cast<int>(w.n[1]),
+                    N = static_cast<int>(w.n[2]);
+          const auto* x = reinterpret_cast<const float*>(b.args[0].data());
+          const auto* y = reinterpret_cast<const float*>(b.args[1].data());
+          tb.push_back(time_ms(
+              [&] {
+                blas.sgemm(kRowMajor, kNoTrans, kNoTrans, M, N, K, 1.0f, x, K, y, N, 0.0f, c.data(),
+                           N);
+              },
+              3));
+        }
       }
+      if (run_tessel) emit(w.id, "tessel", median(tt), threads);
+      if (cb > 0)
+        emit(w.id, "copy", median(tc), threads, "a streaming copy of the same bytes, alternating");
+      if (peak_flops > 0)
+        emit(w.id, "fma-peak", median(tp), threads, "the FMA peak for the same flops, alternating");
+      if (blas_peer) emit(w.id, openblas_name, median(tb), threads);
     }
-    if (run_tessel) emit(w.id, "tessel", median(tt), threads);
-    if (cb > 0) emit(w.id, "copy", median(tc), threads, "a streaming copy of the same bytes, alternating");
-    if (peak_flops > 0)
-      emit(w.id, "fma-peak", median(tp), threads, "the FMA peak for the same flops, alternating");
-    if (blas_peer) emit(w.id, openblas_name, median(tb), threads);
-  }
   }
   return 0;
 }
