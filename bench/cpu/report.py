@@ -140,7 +140,7 @@ def main():
           f"peak below are taken against {peak_n:.0f} GFLOP/s.\n")
 
     workloads = parse_workloads(args.workloads)
-    targets = []  # (target, workload, value, goal, met)
+    targets = []  # (target, workload, its rounds' values, goal, unit)
 
     def ms(wid, impl):
         by_round = times.get(wid, {}).get(impl)
@@ -201,11 +201,11 @@ def main():
                 rate = (f"{work / t / 1e6:.0f} GFLOP/s ({work / t / 1e6 / peak_n:.0%} of the f32 FMA "
                         "peak)") if t else "—"
             else:
-                c = ms(wid, "copy")
                 gbs = work / t / 1e6 if t else None
+                of_copy = statistics.median(copy_rounds) if copy_rounds else None
                 rate = ("—" if not t else
-                        f"{gbs:.1f} GB/s ({statistics.median(copy_rounds):.0%} of copy, {gbs / bw_n:.0%} of the 512 MiB copy)"
-                        if c else f"{gbs:.1f} GB/s ({gbs / bw_n:.0%} of copy)")
+                        f"{gbs:.1f} GB/s ({of_copy:.0%} of copy, {gbs / bw_n:.0%} of the 512 MiB copy)"
+                        if of_copy else f"{gbs:.1f} GB/s ({gbs / bw_n:.0%} of copy)")
             b, bi = best(wid, present)
             ratio = f"{b / t:.2f}× ({bi})" if t and b else "—"
             cells = [wid, fmt(t), rate] + [fmt(ms(wid, e)) for e in extra] + \
