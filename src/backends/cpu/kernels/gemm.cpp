@@ -491,6 +491,7 @@ template <class Bk, class T = typename Bk::Elem>
 void narrowest_kernel(int64_t kc, const T* a, const T* b, int64_t ldb, T* c, int64_t ldc, int mr,
                       int nr, bool accumulate, BAhead<T>* ahead) {
   if constexpr (Bk::NV > 1) {
+    // (The A block's size, ABytes, is for the packing loops; a micro-kernel does not read it.)
     using Narrower = Blocks<T, Bk::MR, Bk::NV - 1, Bk::KC, 0>;
     if (nr <= Narrower::NR)
       return narrowest_kernel<Narrower>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead);
