@@ -188,6 +188,14 @@ TEST(CpuReduction, SoftmaxStreamsLargeOutputs) {
   w.set_f64(7 * 1024 + 100, std::nan(""));
   for (int64_t j = 0; j < 1024; ++j) w.set_f64(4098 * 1024 + j, -inf);
   check(OpKind::Softmax, Attrs(), {w}, "streamed aligned rows");
+  // Rows of at most 4 KB go in pairs (both rows' passes side by side, the previous pair pending):
+  // NaN and all -inf rows first and second in a pair, and an odd row count (a single row last).
+  HostTensor v = data(DType::F32, {8195, 512}, 23, -20, 20);
+  v.set_f64(2 * 512 + 7, std::nan(""));
+  v.set_f64(9 * 512 + 300, std::nan(""));
+  for (int64_t j = 0; j < 512; ++j) v.set_f64(4 * 512 + j, -inf);
+  for (int64_t j = 0; j < 512; ++j) v.set_f64(11 * 512 + j, -inf);
+  check(OpKind::Softmax, Attrs(), {v}, "streamed row pairs");
 }
 
 TEST(CpuReduction, Scans) {

@@ -140,6 +140,74 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, T* tmp, PendingRow<T>* p
   }
 }
 
+// softmax_row's streamed path for two rows at once (x, y and the next rows at x + n, y + n),
+// n whole vectors and y vector-aligned: each pass runs both rows' chains side by side, so one
+// row's reductions (max, sum) overlap the other's work. The previous pair, pending[0] and [1], is
+// written along the exp pass. Each row's arithmetic, and so its result, is softmax_row's.
+template <class T>
+void softmax_pair(const T* x, T* y, int64_t n, T* tmp0, T* tmp1, PendingRow<T>* pending) {
+  using V = VecOf<T>;
+  constexpr int L = kLanes<V>;
+  const T ninf = -std::numeric_limits<T>::infinity();
+  const T* x1 = x + n;
+  V a0 = splat<V>(ninf), a1 = a0, b0 = a0, b1 = a0;
+  int64_t i = 0;
+  for (; i + 2 * L <= n; i += 2 * L) {
+    V u0 = load<V>(x + i), u1 = load<V>(x + i + L);
+    V v0 = load<V>(x1 + i), v1 = load<V>(x1 + i + L);
+    a0 = u0 > a0 ? u0 : a0;
+    a1 = u1 > a1 ? u1 : a1;
+    b0 = v0 > b0 ? v0 : b0;
+    b1 = v1 > b1 ? v1 : b1;
+  }
+  if (i < n) {
+    V u = load<V>(x + i), v = load<V>(x1 + i);
+    a0 = u > a0 ? u : a0;
+    b0 = v > b0 ? v : b0;
+  }
+  const auto exp_a = exp_below(reduce_max_nan(a1 > a0 ? a1 : a0));
+  const auto exp_b = exp_below(reduce_max_nan(b1 > b0 ? b1 : b0));
+  const T* ahead = x + std::max<int64_t>(2 * n, 8192 / sizeof(T));
+  const PendingRow<T> p = pending[0], q = pending[1];
+  const V pinv = splat<V>(p.inv), qinv = splat<V>(q.inv);
+  V s0{}, s1{}, t0{}, t1{};
+  for (i = 0; i + 2 * L <= n; i += 2 * L) {
+    __builtin_prefetch(ahead + i, 0, 1);
+    __builtin_prefetch(ahead + i + L, 0, 1);
+    __builtin_prefetch(ahead + n + i, 0, 1);
+    __builtin_prefetch(ahead + n + i + L, 0, 1);
+    V e0 = exp_a(load<V>(x + i)), e1 = exp_a(load<V>(x + i + L));
+    V f0 = exp_b(load<V>(x1 + i)), f1 = exp_b(load<V>(x1 + i + L));
+    store(tmp0 + i, e0);
+    store(tmp0 + i + L, e1);
+    store(tmp1 + i, f0);
+    store(tmp1 + i + L, f1);
+    if (p.y) {
+      store_stream(p.y + i, load<V>(p.e + i) * pinv);
+      store_stream(p.y + i + L, load<V>(p.e + i + L) * pinv);
+      store_stream(q.y + i, load<V>(q.e + i) * qinv);
+      store_stream(q.y + i + L, load<V>(q.e + i + L) * qinv);
+    }
+    s0 += e0;
+    s1 += e1;
+    t0 += f0;
+    t1 += f1;
+  }
+  if (i < n) {
+    V e0 = exp_a(load<V>(x + i)), f0 = exp_b(load<V>(x1 + i));
+    store(tmp0 + i, e0);
+    store(tmp1 + i, f0);
+    if (p.y) {
+      store_stream(p.y + i, load<V>(p.e + i) * pinv);
+      store_stream(q.y + i, load<V>(q.e + i) * qinv);
+    }
+    s0 += e0;
+    t0 += f0;
+  }
+  pending[0] = {y, tmp0, static_cast<T>(1.0 / static_cast<double>(reduce_add(s0 + s1))), n};
+  pending[1] = {y + n, tmp1, static_cast<T>(1.0 / static_cast<double>(reduce_add(t0 + t1))), n};
+}
+
 // Softmax of one [n, w] column block (w <= lanes) of a [n, inner] slab, lanes across columns.
 template <class T>
 void softmax_columns(const T* x, T* y, int64_t n, int64_t inner, int w, bool log) {
@@ -182,25 +250,42 @@ void softmax_typed(const HostTensor& xt, const HostTensor& yt, const AxisView& a
     // Outputs ≫ cache are streamed (rows up to 256 KB staged in a cache-resident buffer).
     const bool stream = !log && xt.numel() * static_cast<int64_t>(sizeof(T)) >= kStreamBytes &&
                         a.n * static_cast<int64_t>(sizeof(T)) <= (256 << 10);
-    parallel_for(a.outer, std::max<int64_t>(1, kGrainElems / std::max<int64_t>(a.n, 1)),
-                 [&](int64_t b, int64_t e) {
-                   // Two rows: the one computing and the one pending its write. Their starts
-                   // are half a page apart modulo 4 KB: the exp pass stores to one while
-                   // loading from the other at the same offset, and loads whose address matches
-                   // an older store's in its low 12 bits wait for it (16 KB + 64 B apart,
-                   // 4096-wide rows were 7% slower).
-                   const size_t row = static_cast<size_t>((a.n + L + 1023) / 1024 * 1024 + 512);
-                   AlignedVector<T> tmp(stream ? 2 * row : 0);
-                   PendingRow<T> pending;
-                   for (int64_t o = b; o < e; ++o)
-                     softmax_row(x.p + o * a.n, y.p + o * a.n, a.n, log,
-                                 stream ? tmp.data() + (o % 2) * row : nullptr,
-                                 stream ? &pending : nullptr);
-                   if (stream) {
-                     flush(pending);
-                     stream_fence();
-                   }
-                 });
+    // Rows of at most 4 KB go in pairs (softmax_pair) where their writes can pend: the time of
+    // 32768 × 512 ×0.85–0.95 on two threads (3 of 4 A/Bs of 7 rounds, the fourth equal in a
+    // noisy spell), ×0.96 on one; 65536 × 256 ×0.78–0.94.
+    const bool pairs = stream && a.n % L == 0 && a.n * static_cast<int64_t>(sizeof(T)) <= 4096 &&
+                       reinterpret_cast<uintptr_t>(y.p) % kVectorBytes == 0;
+    parallel_for(
+        a.outer, std::max<int64_t>(1, kGrainElems / std::max<int64_t>(a.n, 1)),
+        [&](int64_t b, int64_t e) {
+          // Two rows (four in pairs): the ones computing and the ones pending their
+          // write. Their starts are half a page apart modulo 4 KB (a quarter in
+          // pairs): the exp pass stores to one while loading from another at the same
+          // offset, and loads whose address matches an older store's in its low 12
+          // bits wait for it (16 KB + 64 B apart, 4096-wide rows were 7% slower).
+          const int64_t page = 4096 / static_cast<int64_t>(sizeof(T));
+          const size_t row =
+              static_cast<size_t>((a.n + L + page - 1) / page * page + page / (pairs ? 4 : 2));
+          AlignedVector<T> tmp(stream ? (pairs ? 4 : 2) * row : 0);
+          int64_t o = b;
+          if (pairs) {
+            PendingRow<T> two[2];
+            for (; o + 2 <= e; o += 2) {
+              T* t = tmp.data() + (o / 2 % 2) * 2 * row;
+              softmax_pair(x.p + o * a.n, y.p + o * a.n, a.n, t, t + row, two);
+            }
+            flush(two[0]);
+            flush(two[1]);
+          }
+          PendingRow<T> pending;
+          for (; o < e; ++o)
+            softmax_row(x.p + o * a.n, y.p + o * a.n, a.n, log,
+                        stream ? tmp.data() + (o % 2) * row : nullptr, stream ? &pending : nullptr);
+          if (stream) {
+            flush(pending);
+            stream_fence();
+          }
+        });
   } else {
     const int64_t tiles = (a.inner + L - 1) / L;
     parallel_for(a.outer * tiles, std::max<int64_t>(1, kGrainElems / std::max<int64_t>(a.n * L, 1)),
