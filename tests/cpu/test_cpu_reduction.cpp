@@ -2,6 +2,7 @@
 // correction), Softmax / log-softmax, the scans, ArgMax / ArgMin, TopK, Sort, ArgSort and Sample,
 // over every claimed dtype, lane-straddling sizes, broadcast, non-contiguous and empty inputs.
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "op_test_util.h"
@@ -196,6 +197,14 @@ TEST(CpuReduction, SoftmaxStreamsLargeOutputs) {
   for (int64_t j = 0; j < 512; ++j) v.set_f64(4 * 512 + j, -inf);
   for (int64_t j = 0; j < 512; ++j) v.set_f64(11 * 512 + j, -inf);
   check(OpKind::Softmax, Attrs(), {v}, "streamed row pairs");
+  // A pair's rows are computed as single rows are: the first 16 rows (NaN and -inf ones among
+  // them) bit for bit as softmax over those rows alone, a tensor too small to stream.
+  const int64_t rows = 16, cols = 512;
+  HostTensor head = HostTensor::empty(DType::F32, {rows, cols});
+  std::memcpy(head.data(), v.data(), rows * cols * sizeof(float));
+  const HostTensor paired = run_op(OpKind::Softmax, Attrs(), {v}, "cpu")[0];
+  const HostTensor single = run_op(OpKind::Softmax, Attrs(), {head}, "cpu")[0];
+  EXPECT_EQ(std::memcmp(paired.data(), single.data(), rows * cols * sizeof(float)), 0);
 }
 
 TEST(CpuReduction, Scans) {
