@@ -104,9 +104,10 @@ TEST(CpuLinearAlgebra, MatMulLargeThreaded) {
       check(OpKind::MatMul, matmul_attrs(), {a, b}, s.k, name("MatMul", dt, a.shape, b.shape), 1,
             false);
     }
-  // Few rows and B ≫ cache (≥ 16 MiB): B packed a group of panels at a time, the next group's
-  // rows requested along the multiply; odd column and k counts end in partial groups, panels
-  // and k blocks.
+  // Few rows and B ≫ cache (≥ 16 MiB): the threads split the columns, each panel's next k
+  // block packed along the multiply of the one before (more vectors than the 3 row panels' k
+  // steps copy: the rest after it) and the one after that requested ahead; odd column and k
+  // counts end in a partial panel (packed by itself) and a short k block.
   for (DType dt : {DType::F32, DType::F64}) {
     const int64_t n = dt == DType::F32 ? 3900 : 1950;
     HostTensor a = data(dt, {37, 1100}, ++seed), b = data(dt, {1100, n}, ++seed);
