@@ -583,6 +583,7 @@ void macro_kernel(int64_t mc, int64_t ncols, int64_t kc, const T* pa, const BSou
   constexpr int MR = Bk::MR, NR = Bk::NR;
   for (int64_t jr = 0; jr < ncols; jr += NR) {
     BAhead<T> next;
+    BAhead<T>* steps = ahead;
     if (along != nullptr && jr + NR < along->full) {
       next.rs = along->rs;
       next.copy_src = along->src + jr + NR;
@@ -595,7 +596,7 @@ void macro_kernel(int64_t mc, int64_t ncols, int64_t kc, const T* pa, const BSou
         next.rows_left = kc;
         next.row_lines = NR * static_cast<int64_t>(sizeof(T)) / 64;
       }
-      ahead = &next;
+      steps = &next;
     }
     const int nr = static_cast<int>(std::min<int64_t>(NR, ncols - jr));
     const T* bp = b.packed + jr * kc;
@@ -611,7 +612,7 @@ void macro_kernel(int64_t mc, int64_t ncols, int64_t kc, const T* pa, const BSou
                                accumulate);
       else
         narrowest_kernel<Bk>(kc, pa + ir * kc, bp, ldb, c + ir * ldc + jr, ldc, mr, nr, accumulate,
-                             ahead);
+                             steps);
     }
     next.finish_copy();
   }
@@ -835,7 +836,11 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
             // 0.87, 2048³ 0.855 → 0.86, 1024 × 2048 × 512 0.84 → 0.865, 1024 × 512 × 2048 0.83
             // → 0.85; the 4096-row shapes unchanged.
             PanelsAlong<T> along;
-            if (row_major_b && rb0 < rb1 && rb0 * own_panels / row_blocks * MR < m) {
+            const int64_t first_rows = rb0 < rb1
+                                           ? std::min(m, (rb0 + 1) * own_panels / row_blocks * MR) -
+                                                 rb0 * own_panels / row_blocks * MR
+                                           : 0;
+            if (row_major_b && first_rows > 0) {
               along.src = static_cast<const T*>(b.data) + pc * b.rs + jc;
               along.rs = b.rs;
               along.dst = pb;
