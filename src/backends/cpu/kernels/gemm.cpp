@@ -696,11 +696,11 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
         // Rows [i0, i1) × columns [c0, c1) of this column block, through the whole k loop.
         auto run_part = [&](int64_t i0, int64_t i1, int64_t c0, int64_t c1) {
           // Row-major B ≫ cache is packed a group of panels at a time (pack_b's kGroup, ~240
-          // KB), while the next group's rows are requested into L2 along this one's
-          // micro-kernels: packing all of the part's B before multiplying (~1 MB, past L2) read
-          // memory while the multipliers idled (pack_b 15% of the GEMM's samples at
-          // 128×4096×4096, 5% after; 0.95× of the time). Where B fits the caches, the requests
-          // only cost (128×512×2048: 1.09× slower).
+          // KB), while the next group's rows are requested along this one's micro-kernels:
+          // packing all of the part's B before multiplying (~1 MB, past L2) read memory while
+          // the multipliers idled (measured when the column shares ran here, before run_share:
+          // pack_b 15% of the GEMM's samples at 128×4096×4096, 5% after; 0.95× of the time).
+          // Where B fits the caches, the requests only cost (128×512×2048: 1.09× slower).
           const bool grouped = b.panels == nullptr && b.dtype == kNative<T> && b.cs == 1 &&
                                k * n * static_cast<int64_t>(sizeof(T)) >= kStreamBytes;
           const int64_t part_panels = (c1 - c0 + NR - 1) / NR;
