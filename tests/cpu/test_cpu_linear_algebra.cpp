@@ -125,15 +125,15 @@ TEST(CpuLinearAlgebra, MatMulLargeThreaded) {
             false);
     }
   // bf16 × bf16 (on AVX512_BF16, pairs along k through vdpbf16ps): an odd k over two k blocks
-  // of pairs (1101 = 551 pairs, the last with an empty high half), two row blocks, B row-major
-  // (widened in vectors) and transposed (element by element), A strided.
+  // of pairs (2201 = 1101 pairs, 552 + 549, the last pair with an empty high half), two row
+  // blocks, B row-major (widened in vectors) and transposed (element by element), A strided.
   {
-    HostTensor a = data(DType::BF16, {300, 1101}, ++seed),
-               b = data(DType::BF16, {1101, 130}, ++seed);
-    check(OpKind::MatMul, matmul_attrs(), {a, b}, 1101,
+    HostTensor a = data(DType::BF16, {300, 2201}, ++seed),
+               b = data(DType::BF16, {2201, 130}, ++seed);
+    check(OpKind::MatMul, matmul_attrs(), {a, b}, 2201,
           name("MatMul", DType::BF16, a.shape, b.shape), 1, true);
-    HostTensor bt = data(DType::BF16, {130, 1101}, ++seed);
-    check(OpKind::MatMul, matmul_attrs(false, true), {a, bt}, 1101,
+    HostTensor bt = data(DType::BF16, {130, 2201}, ++seed);
+    check(OpKind::MatMul, matmul_attrs(false, true), {a, bt}, 2201,
           name("MatMul tb", DType::BF16, a.shape, bt.shape), 1, false);
   }
   // Matrix-vector products (no packing) in both orientations and with transposes.
