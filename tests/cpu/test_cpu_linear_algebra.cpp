@@ -126,10 +126,11 @@ TEST(CpuLinearAlgebra, MatMulLargeThreaded) {
     }
   // bf16 × bf16 (on AVX512_BF16, pairs along k through vdpbf16ps): an odd k over two k blocks
   // of pairs (2201 = 1101 pairs, 552 + 549, the last pair with an empty high half), two row
-  // blocks, B row-major (widened in vectors) and transposed (element by element), A strided.
+  // blocks, B row-major (widened in vectors, 8 panels at a time: 300 columns are a group, 1
+  // more full panel and a partial one) and transposed (element by element), A strided.
   {
     HostTensor a = data(DType::BF16, {300, 2201}, ++seed),
-               b = data(DType::BF16, {2201, 130}, ++seed);
+               b = data(DType::BF16, {2201, 300}, ++seed);
     check(OpKind::MatMul, matmul_attrs(), {a, b}, 2201,
           name("MatMul", DType::BF16, a.shape, b.shape), 1, true);
     HostTensor bt = data(DType::BF16, {130, 2201}, ++seed);

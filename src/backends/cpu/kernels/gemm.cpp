@@ -233,6 +233,39 @@ void pack_b_pairs(const PairOperand& b, int64_t q0, int64_t kq, int64_t j0, int6
   constexpr int NR = Bk::NR, L = Bk::kL, NV = Bk::NV;
   const auto* s = static_cast<const uint16_t*>(b.data);
   auto* out = reinterpret_cast<uint32_t*>(dst);
+#if defined(TESSEL_CPU_ISA_AVX512)
+  if (b.cs == 1 && nc >= NR) {
+    // Row-major: as pack_b's, 8 panels at a time, a pair of rows at a time (each row read 512 B
+    // in order), 16 columns of the two rows widened to 32 bits and interleaved by a shift.
+    // (maskz forms: GCC 12 warns on the undefined-source ones.)
+    auto widen = [](const uint16_t* p) {
+      return _mm512_maskz_cvtepu16_epi32(0xffff,
+                                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    };
+    constexpr int64_t kGroup = 8 * NR;
+    const int64_t full = nc / NR * NR;
+    for (int64_t g0 = 0; g0 < full; g0 += kGroup) {
+      const int64_t g1 = std::min(full, g0 + kGroup);
+      for (int64_t q = 0; q < kq; ++q) {
+        const int64_t k0 = 2 * (q0 + q);
+        const bool second = k0 + 1 < b.k;
+        const uint16_t* r0 = s + k0 * b.rs + j0;
+        uint32_t* d = out + q * NR;
+        for (int64_t jr = g0; jr < g1; jr += NR)
+#pragma GCC unroll 4
+          for (int v = 0; v < NV; ++v) {
+            __m512i w = widen(r0 + jr + v * L);
+            if (second)
+              w = _mm512_or_si512(
+                  w, _mm512_maskz_slli_epi32(0xffff, widen(r0 + b.rs + jr + v * L), 16));
+            _mm512_store_si512(d + jr * kq + v * L, w);
+          }
+      }
+    }
+    if (full < nc) pack_b_pairs<Bk>(b, q0, kq, j0 + full, nc - full, dst + full * kq);
+    return;
+  }
+#endif
   for (int64_t jr = 0; jr < nc; jr += NR) {
     const int cols = static_cast<int>(std::min<int64_t>(NR, nc - jr));
     uint32_t* panel = out + jr * kq;
@@ -241,24 +274,6 @@ void pack_b_pairs(const PairOperand& b, int64_t q0, int64_t kq, int64_t j0, int6
       const bool second = k0 + 1 < b.k;
       const uint16_t* r0 = s + k0 * b.rs + (j0 + jr) * b.cs;
       uint32_t* d = panel + q * NR;
-#if defined(TESSEL_CPU_ISA_AVX512)
-      if (b.cs == 1 && cols == NR) {
-        // Row-major: 16 columns of the two rows widened to 32 bits and interleaved by a shift.
-        // (maskz forms: GCC 12 warns on the undefined-source ones.)
-        auto widen = [](const uint16_t* p) {
-          return _mm512_maskz_cvtepu16_epi32(
-              0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-        };
-#pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) {
-          __m512i w = widen(r0 + v * L);
-          if (second)
-            w = _mm512_or_si512(w, _mm512_maskz_slli_epi32(0xffff, widen(r0 + b.rs + v * L), 16));
-          _mm512_store_si512(d + v * L, w);
-        }
-        continue;
-      }
-#endif
       for (int c = 0; c < NR; ++c) d[c] = c < cols ? b.word(r0 + c * b.cs, b.rs, second) : 0u;
     }
   }
