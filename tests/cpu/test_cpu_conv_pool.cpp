@@ -117,7 +117,9 @@ TEST(CpuConvPool, ConvPanelsPackedFromTheInput) {
 // AVX-512 (B read from a zero-padded band of input rows): output rows of exactly 16, of 17 (a
 // partial 32-wide tile) and of 100 (two full 48-wide tiles and a partial one); channel counts
 // that fill no 8-row panel; asymmetric padding, dilation and row stride 2 / dilation 2 across
-// bands; groups; a 1×3 and a 1-D kernel; no bias; several images; 64 channels of a 56×56 plane.
+// bands; groups; a 1×3 and a 1-D kernel; no bias; several images; 64 channels of a 56×56 plane;
+// and past 64 output channels, where the weights fit L2 and the rows' tiles fill their lanes:
+// 100 channels (a partial 8-row panel) over 30-wide rows, and 72 channels over 28-wide rows.
 TEST(CpuConvPool, ConvImplicitGemm) {
   const std::vector<ConvCase> cases = {
       {{1, 5, 18, 18}, {7, 5, 3, 3}, {}, {}, {}},
@@ -128,6 +130,8 @@ TEST(CpuConvPool, ConvImplicitGemm) {
       {{1, 8, 7, 50}, {9, 8, 1, 3}, {}, {0, 1}, {}},
       {{3, 5, 70}, {11, 5, 5}, {}, {2}, {2}},
       {{1, 16, 56, 56}, {64, 16, 3, 3}, {}, {1, 1}, {}},
+      {{1, 12, 10, 30}, {100, 12, 3, 3}, {}, {1, 1}, {}},
+      {{2, 9, 7, 28}, {72, 9, 3, 3}, {}, {1, 1}, {}, 1, false},
   };
   for (const ConvCase& c : cases) conv_parity(OpKind::Conv, c, DType::F32, false, c.w[0]);
 }

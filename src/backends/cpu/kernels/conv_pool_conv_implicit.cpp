@@ -1,11 +1,12 @@
 // Conv (f32, AVX-512) as an implicit GEMM, for convolutions of row stride 1 with few output
-// channels a group. The gemm path packs B's micro-panels from x, writing each input element once
-// per kernel tap (nine times for a 3×3); with few rows of A to share them, the packing is a large
-// part of the time (~30% of PaddleOCR det's 96→24-channel 3×3 convolutions at 160×160). Here each
-// task copies a band of input rows once, zero-padded, into a buffer that stays in L2, and the
-// micro-kernel reads B's vectors straight from it: row p of B (channel c, tap kh, kw) for output
-// columns ow .. ow+47 of output row oh is the band's padded row (oh·stride + kh·dil) of channel c
-// from column ow + kw·dil on, one offset from a table per p.
+// channels a group (or more, where their weights stay in L2; implicit_gemm_suits). The gemm path
+// packs B's micro-panels from x, writing each input element once per kernel tap (nine times for a
+// 3×3); with few rows of A to share them, the packing is a large part of the time (~30% of
+// PaddleOCR det's 96→24-channel 3×3 convolutions at 160×160). Here each task copies a band of input
+// rows once, zero-padded, into a buffer that stays in L2, and the micro-kernel reads B's vectors
+// straight from it: row p of B (channel c, tap kh, kw) for output columns ow .. ow+47 of output row
+// oh is the band's padded row (oh·stride + kh·dil) of channel c from column ow + kw·dil on, one
+// offset from a table per p.
 #include <algorithm>
 #include <memory>
 #include <vector>
@@ -21,8 +22,9 @@ namespace conv_pool {
 namespace {
 
 constexpr int kMR = 8, kNV = 3, kL = kLanes<Vf>, kNR = kNV * kL;  // C tile: 8 × 48 (24 registers)
-constexpr int64_t kMaxRows = 64;                                  // output channels a group
-constexpr int64_t kBandBytes = 512 << 10;                         // a task's input band, in L2
+constexpr int64_t kMaxRows = 64;  // output channels a group (more: see implicit_gemm_suits)
+constexpr int64_t kBandBytes = 512 << 10;       // a task's input band, in L2
+constexpr int64_t kMaxWeightBytes = 768 << 10;  // a group's weights past kMaxRows, in L2
 
 // C[0 .. mr, 0 .. nr] = bias + A panel (kMR × k, packed by p) · B, B's row p at b + off[p].
 template <int NV>
@@ -65,8 +67,21 @@ bool implicit_gemm_suits(const ConvGeo& g) {
   // The tap offsets are int32: a one-row band of every channel must stay well inside them.
   const int64_t min_band =
       g.cpg * ((w.k[1] - 1) * w.dil[1] + 1) * (w.out[2] + (w.k[2] - 1) * w.dil[2] + kNR + kL);
-  return w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1 && w.stride[2] == 1 && g.KK > 1 &&
-         g.opg <= kMaxRows && w.out[2] >= kL && g.cpg > 0 && min_band < (int64_t{1} << 30);
+  // Past kMaxRows output channels: where a group's weights stay in L2 (kMaxWeightBytes) and an
+  // output row's tiles fill at least 85% of their lanes (the im2col path flattens the rows and
+  // wastes none). Two threads, 5 rounds, against the im2col path: 3 × 3 convolutions
+  // 128 → 128 at 28 × 28 1.09 → 0.95 ms, at 32 × 32 1.34 → 1.05, at 56 × 56 3.80 → 3.29;
+  // 96 → 96 at 32 × 32 0.79 → 0.59; 64 → 128 at 28 × 28 0.55 → 0.49. Left on im2col: 40 wide
+  // (83% of the lanes; even), 20 wide (62%; slower), 192 channels and up (weights past L2:
+  // 256 at 14 × 14 and 28 × 28 slower, 192 at 28 × 28 even).
+  const int64_t OW = w.out[2], tiles = (OW + kNR - 1) / kNR, last = OW - (tiles - 1) * kNR;
+  const double fill =
+      static_cast<double>(OW) / static_cast<double>((tiles - 1) * kNR + (last + kL - 1) / kL * kL);
+  const bool rows_ok =
+      g.opg <= kMaxRows ||
+      (g.opg * g.K * static_cast<int64_t>(sizeof(float)) <= kMaxWeightBytes && fill >= 0.85);
+  return w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1 && w.stride[2] == 1 && g.KK > 1 && rows_ok &&
+         w.out[2] >= kL && g.cpg > 0 && min_band < (int64_t{1} << 30);
 }
 
 void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const float* bias,
