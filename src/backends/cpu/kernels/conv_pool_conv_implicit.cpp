@@ -113,16 +113,22 @@ void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const
   std::shared_ptr<Storage> ha, hb;
   float* apk = scratch<float>(g.G * panels * kMR * g.K, ha);
   float* bpk = scratch<float>(g.G * panels * kMR, hb);
-  for (int64_t gi = 0; gi < g.G; ++gi)
-    for (int64_t q = 0; q < panels; ++q)
-      for (int i = 0; i < kMR; ++i) {
-        const int64_t o = q * kMR + i;
-        float* a = apk + (gi * panels + q) * kMR * g.K + i;
-        const float* src = wt + (gi * g.opg + o) * g.K;
-        for (int64_t p = 0; p < g.K; ++p) a[p * kMR] = o < g.opg ? src[p] : 0.0f;
-        bpk[(gi * panels + q) * kMR + i] =
-            o < g.opg && bias != nullptr ? bias[gi * g.opg + o] : 0.0f;
-      }
+  // Panels packed in parallel, each written in order from its kMR rows (packed by one thread,
+  // element by element down each row, it was ~8% of a 128-channel 3 × 3 convolution at 28 × 28
+  // and left the other thread idle as long).
+  parallel_for(
+      g.G * panels, std::max<int64_t>(1, 16384 / (kMR * g.K)), [&](int64_t u0, int64_t u1) {
+        for (int64_t u = u0; u < u1; ++u) {
+          const int64_t gi = u / panels, o0 = u % panels * kMR;
+          const int rows = static_cast<int>(std::min<int64_t>(kMR, g.opg - o0));
+          const float* src = wt + (gi * g.opg + o0) * g.K;
+          float* a = apk + u * kMR * g.K;
+          for (int64_t p = 0; p < g.K; ++p)
+            for (int i = 0; i < kMR; ++i) a[p * kMR + i] = i < rows ? src[i * g.K + p] : 0.0f;
+          for (int i = 0; i < kMR; ++i)
+            bpk[u * kMR + i] = i < rows && bias != nullptr ? bias[gi * g.opg + o0 + i] : 0.0f;
+        }
+      });
 
   parallel_for(g.N * g.G * bands, 1, [&](int64_t u0, int64_t u1) {
     std::shared_ptr<Storage> hold;
