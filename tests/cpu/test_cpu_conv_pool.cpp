@@ -115,11 +115,12 @@ TEST(CpuConvPool, ConvPanelsPackedFromTheInput) {
 
 // Row-stride-1 convolutions with at most 64 output channels a group run as an implicit GEMM on
 // AVX-512 (B read from a zero-padded band of input rows): output rows of exactly 16, of 17 (a
-// partial 32-wide tile) and of 100 (two full 48-wide tiles and a partial one); channel counts
-// that fill no 8-row panel; asymmetric padding, dilation and row stride 2 / dilation 2 across
-// bands; groups; a 1×3 and a 1-D kernel; no bias; several images; 64 channels of a 56×56 plane;
-// and past 64 output channels, where the weights fit L2 and the rows' tiles fill their lanes:
-// 100 channels (a partial 8-row panel) over 30-wide rows, and 72 channels over 28-wide rows.
+// partial 32-wide tile) and of 100 (tiles of 48, 32 and 20: a last tile of at most a vector is
+// avoided); channel counts that fill no 8-row panel; asymmetric padding, dilation and row
+// stride 2 / dilation 2 across bands; groups; a 1×3 and a 1-D kernel; no bias; several images;
+// 64 channels of a 56×56 plane (tiles of 32 and 24); and past 64 output channels, where the
+// weights fit L2 and the rows' tiles fill their lanes: 100 channels (a partial 8-row panel) over
+// 30-wide rows, and 72 channels over 28-wide rows.
 TEST(CpuConvPool, ConvImplicitGemm) {
   const std::vector<ConvCase> cases = {
       {{1, 5, 18, 18}, {7, 5, 3, 3}, {}, {}, {}},

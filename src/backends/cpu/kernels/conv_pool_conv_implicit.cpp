@@ -156,8 +156,13 @@ void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const
       const float* bg = bpk + gi * panels * kMR;
       for (int64_t oh = oh0; oh < oh1; ++oh) {
         const float* brow = band + (oh - oh0) * sh * wa;
-        for (int64_t ow = 0; ow < OW; ow += kNR) {
-          const int nr = static_cast<int>(std::min<int64_t>(kNR, OW - ow));
+        // Tiles of 48 columns, but for a last one of at most a vector after a full one: then
+        // 32 and the rest (56 columns as 32 + 24, not 48 + 8, whose one-vector tile waits on
+        // its broadcasts of A: ResNet's 64-channel layer at 56 × 56 0.74 → 0.69 ms, and 128
+        // channels 2.81 → 2.69, two threads, 5 rounds).
+        for (int64_t ow = 0, nr = 0; ow < OW; ow += nr) {
+          nr = std::min<int64_t>(kNR, OW - ow);
+          if (OW - ow > kNR && OW - ow <= kNR + kL) nr = 2 * kL;
           for (int64_t q = 0; q < panels; ++q) {
             const int mr = static_cast<int>(std::min<int64_t>(kMR, g.opg - q * kMR));
             const float* a = ag + q * kMR * g.K;
@@ -166,7 +171,7 @@ void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const
             const auto tile = nr > 2 * kL ? implicit_tile<3>
                               : nr > kL   ? implicit_tile<2>
                                           : implicit_tile<1>;
-            tile(g.K, a, brow + ow, off.data(), bg + q * kMR, c, g.P, mr, nr);
+            tile(g.K, a, brow + ow, off.data(), bg + q * kMR, c, g.P, mr, static_cast<int>(nr));
           }
         }
       }
