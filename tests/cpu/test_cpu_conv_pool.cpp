@@ -113,14 +113,14 @@ TEST(CpuConvPool, ConvPanelsPackedFromTheInput) {
   }
 }
 
-// Row-stride-1 convolutions with at most 64 output channels a group run as an implicit GEMM on
-// AVX-512 (B read from a zero-padded band of input rows): output rows of exactly 16, of 17 (a
-// partial 32-wide tile) and of 100 (tiles of 48, 32 and 20: a last tile of at most a vector is
-// avoided); channel counts that fill no 8-row panel; asymmetric padding, dilation and row
-// stride 2 / dilation 2 across bands; groups; a 1×3 and a 1-D kernel; no bias; several images;
-// 64 channels of a 56×56 plane (tiles of 32 and 24); and past 64 output channels, where the
-// weights fit L2 and the rows' tiles fill their lanes: 100 channels (a partial 8-row panel) over
-// 30-wide rows, and 72 channels over 28-wide rows.
+// Convolutions of column stride up to 4 with at most 64 output channels a group run as an
+// implicit GEMM on AVX-512 (B read from a zero-padded band of input rows): output rows of
+// exactly 16, of 17 (a partial 32-wide tile) and of 100 (tiles of 48, 32 and 20: a last tile of
+// at most a vector is avoided); channel counts that fill no 8-row panel; asymmetric padding,
+// dilation and row stride 2 / dilation 2 across bands; groups; a 1×3 and a 1-D kernel; no bias;
+// several images; 64 channels of a 56×56 plane (tiles of 32 and 24); past 64 output channels,
+// where the weights fit L2 and the rows' tiles fill their lanes: 100 channels (a partial 8-row
+// panel) over 30-wide rows, and 72 channels over 28-wide rows; and column strides past 1.
 TEST(CpuConvPool, ConvImplicitGemm) {
   const std::vector<ConvCase> cases = {
       {{1, 5, 18, 18}, {7, 5, 3, 3}, {}, {}, {}},
@@ -133,6 +133,13 @@ TEST(CpuConvPool, ConvImplicitGemm) {
       {{1, 16, 56, 56}, {64, 16, 3, 3}, {}, {1, 1}, {}},
       {{1, 12, 10, 30}, {100, 12, 3, 3}, {}, {1, 1}, {}},
       {{2, 9, 7, 28}, {72, 9, 3, 3}, {}, {1, 1}, {}, 1, false},
+      // Column strides 2 and 3 (the band's rows in phases): a 7×7 stride-2 stem, a stride
+      // across columns only with asymmetric padding, dilation 3 (taps in both phases), and a
+      // 3×4 kernel at column stride 3.
+      {{1, 3, 40, 70}, {16, 3, 7, 7}, {2, 2}, {3, 3}, {}},
+      {{2, 5, 17, 53}, {12, 5, 3, 3}, {1, 2}, {0, 1, 2, 2}, {}},
+      {{1, 4, 21, 61}, {6, 4, 3, 3}, {2, 2}, {3, 3}, {3, 3}, 1, false},
+      {{1, 2, 12, 80}, {9, 2, 3, 4}, {1, 3}, {1, 2}, {}},
   };
   for (const ConvCase& c : cases) conv_parity(OpKind::Conv, c, DType::F32, false, c.w[0]);
 }

@@ -1,5 +1,6 @@
-// Conv (f32, AVX-512) as an implicit GEMM, for convolutions of row stride 1 with few output
-// channels a group (or more, where their weights stay in L2; implicit_gemm_suits). The gemm path
+// Conv (f32, AVX-512) as an implicit GEMM, for 1-D and 2-D convolutions of column stride up to 4
+// with few output channels a group (or more, where their weights stay in L2; implicit_gemm_suits;
+// a column stride past 1 splits each band row into phases, see wq below). The gemm path
 // packs B's micro-panels from x, writing each input element once per kernel tap (nine times for a
 // 3×3); with few rows of A to share them, the packing is a large part of the time (~30% of
 // PaddleOCR det's 96→24-channel 3×3 convolutions at 160×160). Here each task copies a band of input
@@ -65,8 +66,8 @@ void implicit_tile(int64_t k, const float* __restrict a, const float* b,
 bool implicit_gemm_suits(const ConvGeo& g) {
   const Window3& w = g.w;
   // The tap offsets are int32: a one-row band of every channel must stay well inside them.
-  const int64_t min_band =
-      g.cpg * ((w.k[1] - 1) * w.dil[1] + 1) * (w.out[2] + (w.k[2] - 1) * w.dil[2] + kNR + kL);
+  const int64_t min_band = g.cpg * ((w.k[1] - 1) * w.dil[1] + 1) * w.stride[2] *
+                           (w.out[2] + (w.k[2] - 1) * w.dil[2] / w.stride[2] + kNR + kL);
   // Past kMaxRows output channels: where a group's weights stay in L2 (kMaxWeightBytes) and an
   // output row's tiles fill at least 85% of their lanes (the im2col path flattens the rows and
   // wastes none). Two threads, 5 rounds, against the im2col path: 3 × 3 convolutions
@@ -80,7 +81,7 @@ bool implicit_gemm_suits(const ConvGeo& g) {
   const bool rows_ok =
       g.opg <= kMaxRows ||
       (g.opg * g.K * static_cast<int64_t>(sizeof(float)) <= kMaxWeightBytes && fill >= 0.85);
-  return w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1 && w.stride[2] == 1 && g.KK > 1 && rows_ok &&
+  return w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1 && w.stride[2] <= 4 && g.KK > 1 && rows_ok &&
          w.out[2] >= kL && g.cpg > 0 && min_band < (int64_t{1} << 30);
 }
 
@@ -90,8 +91,12 @@ void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const
   const int64_t H = w.in[1], W = w.in[2], OH = w.out[1], OW = w.out[2];
   const int64_t KH = w.k[1], KW = w.k[2], sh = w.stride[1], dh = w.dil[1], dw = w.dil[2];
   const int64_t pt = w.pad[1], pl = w.pad[2];
-  // Padded columns a band row holds: every column a tile reads, the last tile's included.
-  const int64_t wa = (OW + (KW - 1) * dw + kNR + kL - 1) / kL * kL;
+  const int64_t sw = w.stride[2];
+  // A band row holds the padded input row in sw phases (phase f: padded columns f, f + sw, ...),
+  // each wq long: output column ow's tap kw then reads phase (kw·dw) mod sw at ow + (kw·dw)/sw,
+  // so a tile's columns are consecutive for any column stride. wq covers every column a tile
+  // reads, the last tile's included.
+  const int64_t wq = (OW + (KW - 1) * dw / sw + kNR + kL - 1) / kL * kL, wa = sw * wq;
   // Output rows a band: its input rows fit kBandBytes, and the bands go round the threads.
   const int64_t row_bytes = g.cpg * wa * static_cast<int64_t>(sizeof(float));
   const int64_t fit = std::max<int64_t>(1, (kBandBytes / row_bytes - (KH - 1) * dh - 1) / sh + 1);
@@ -107,7 +112,8 @@ void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const
   for (int64_t c = 0, p = 0; c < g.cpg; ++c)
     for (int64_t kh = 0; kh < KH; ++kh)
       for (int64_t kw = 0; kw < KW; ++kw, ++p)
-        off[static_cast<size_t>(p)] = static_cast<int32_t>(c * cs + kh * dh * wa + kw * dw);
+        off[static_cast<size_t>(p)] =
+            static_cast<int32_t>(c * cs + kh * dh * wa + kw * dw % sw * wq + kw * dw / sw);
   // A (each group's weights) in kMR-row panels, k-major; the bias padded to whole panels.
   const int64_t panels = (g.opg + kMR - 1) / kMR;
   std::shared_ptr<Storage> ha, hb;
@@ -132,7 +138,8 @@ void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const
 
   parallel_for(g.N * g.G * bands, 1, [&](int64_t u0, int64_t u1) {
     std::shared_ptr<Storage> hold;
-    float* band = scratch<float>(g.cpg * cs, hold);
+    float* band = scratch<float>(g.cpg * cs + wa, hold);
+    float* padded = band + g.cpg * cs;  // a padded row, split into phases (sw > 1)
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t n = u / (g.G * bands), gi = u / bands % g.G, oh0 = u % bands * rows;
       const int64_t oh1 = std::min(OH, oh0 + rows);
@@ -147,10 +154,27 @@ void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const
             std::fill(d, d + wa, 0.0f);
             continue;
           }
+          float* row = sw > 1 ? padded : d;
           const int64_t end = std::min(pl + W, wa);
-          std::fill(d, d + pl, 0.0f);
-          std::copy(xg + (c * H + ih) * W, xg + (c * H + ih) * W + (end - pl), d + pl);
-          std::fill(d + end, d + wa, 0.0f);
+          std::fill(row, row + pl, 0.0f);
+          std::copy(xg + (c * H + ih) * W, xg + (c * H + ih) * W + (end - pl), row + pl);
+          std::fill(row + end, row + wa, 0.0f);
+          if (sw == 2) {
+            // Even and odd columns of 32 at a time by two two-source permutes (the element
+            // loop was half the time of a 32 → 64-channel stride-2 layer at 112 × 112).
+            const __m512i even =
+                _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+            const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+            for (int64_t t = 0; t < wq; t += kL) {
+              const __m512 lo = _mm512_loadu_ps(row + 2 * t),
+                           hi = _mm512_loadu_ps(row + 2 * t + kL);
+              _mm512_storeu_ps(d + t, _mm512_permutex2var_ps(lo, even, hi));
+              _mm512_storeu_ps(d + wq + t, _mm512_permutex2var_ps(lo, odd, hi));
+            }
+          } else if (sw > 2) {
+            for (int64_t f = 0; f < sw; ++f)
+              for (int64_t t = 0; t < wq; ++t) d[f * wq + t] = row[t * sw + f];
+          }
         }
       const float* ag = apk + gi * panels * kMR * g.K;
       const float* bg = bpk + gi * panels * kMR;
