@@ -1,13 +1,13 @@
 // Conv (f32, AVX-512) as an implicit GEMM, for 1-D and 2-D convolutions of column stride up to 4
-// with few output channels a group (or more, where their weights stay in L2; implicit_gemm_suits;
-// a column stride past 1 splits each band row into phases, see wq below). The gemm path
-// packs B's micro-panels from x, writing each input element once per kernel tap (nine times for a
-// 3×3); with few rows of A to share them, the packing is a large part of the time (~30% of
-// PaddleOCR det's 96→24-channel 3×3 convolutions at 160×160). Here each task copies a band of input
-// rows once, zero-padded, into a buffer that stays in L2, and the micro-kernel reads B's vectors
-// straight from it: row p of B (channel c, tap kh, kw) for output columns ow .. ow+47 of output row
-// oh is the band's padded row (oh·stride + kh·dil) of channel c from column ow + kw·dil on, one
-// offset from a table per p.
+// with few output channels a group (or more, where their weights stay in L2: implicit_gemm_suits).
+// The gemm path packs B's micro-panels from x, writing each input element once per kernel tap
+// (nine times for a 3×3); with few rows of A to share them, the packing is a large part of the
+// time (~30% of PaddleOCR det's 96→24-channel 3×3 convolutions at 160×160). Here each task copies
+// a band of input rows once, zero-padded, into a buffer that stays in L2, and the micro-kernel
+// reads B's vectors straight from it: row p of B (channel c, tap kh, kw) for output columns
+// ow .. ow+47 of output row oh is the band's padded row (oh·stride + kh·dil) of channel c from
+// column ow + kw·dil on, one offset from a table per p. At a column stride s the band's rows are
+// kept in s phases (see wq below), and the tap reads phase kw·dil mod s from ow + kw·dil / s on.
 #include <algorithm>
 #include <memory>
 #include <vector>
