@@ -446,11 +446,12 @@ inline Vf dot_pairs(Vf acc, Vf, Vf) { return acc; }  // never called: no PairBlo
 #endif
 
 // C[0 .. mr, 0 .. nr] (+)= one A micro-panel · one B micro-panel; `ahead` (optional) requests
-// a line every 4 steps of k.
-template <class Bk, class T = typename Bk::Elem>
+// a line every 4 steps of k. DirectA: A is MR rows of row-major A in place, `lda` apart (mr ==
+// MR), not a packed panel.
+template <class Bk, bool DirectA = false, class T = typename Bk::Elem>
 inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, int64_t ldb,
                          T* c, int64_t ldc, int mr, int nr, bool accumulate,
-                         BAhead<T>* ahead = nullptr) {
+                         BAhead<T>* ahead = nullptr, int64_t lda = 0) {
   using V = VecT<T>;
   constexpr int MR = Bk::MR, NR = Bk::NR, L = Bk::kL, NV = Bk::NV;
   V acc[MR][NV];
@@ -471,7 +472,7 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
     for (int v = 0; v < NV; ++v) bv[v] = load<V>(b + v * L);
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
-      V ai = broadcast<V>(a[i]);
+      V ai = broadcast<V>(DirectA ? a[i * lda] : a[i]);
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) {
         if constexpr (Bk::kPairs)
@@ -480,7 +481,7 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
           acc[i][v] += ai * bv[v];
       }
     }
-    a += MR;
+    a += DirectA ? 1 : MR;
     b += ldb;
   }
   if (mr == MR && nr == NR) {
@@ -505,16 +506,17 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
 
 // micro_kernel by the narrowest tile of Bk's rows that covers nr columns: a panel's last few
 // columns then cost their own multiplies, not a whole tile's.
-template <class Bk, class T = typename Bk::Elem>
+template <class Bk, bool DirectA = false, class T = typename Bk::Elem>
 void narrowest_kernel(int64_t kc, const T* a, const T* b, int64_t ldb, T* c, int64_t ldc, int mr,
-                      int nr, bool accumulate, BAhead<T>* ahead) {
+                      int nr, bool accumulate, BAhead<T>* ahead, int64_t lda = 0) {
   if constexpr (Bk::NV > 1) {
     // (The A block's size, ABytes, is for the packing loops; a micro-kernel does not read it.)
     using Narrower = Blocks<T, Bk::MR, Bk::NV - 1, Bk::KC, 0>;
     if (nr <= Narrower::NR)
-      return narrowest_kernel<Narrower>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead);
+      return narrowest_kernel<Narrower, DirectA>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead,
+                                                 lda);
   }
-  micro_kernel<Bk>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead);
+  micro_kernel<Bk, DirectA>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead, lda);
 }
 
 // micro_kernel on pairs: flattened into one body compiled for AVX512_BF16, where dot_pairs
@@ -536,6 +538,16 @@ struct BSource {
   const T* direct = nullptr;  // else B at column 0, rows `ld` apart; columns < full in place
   int64_t ld = 0, full = 0;
   const T* edge = nullptr;  // the packed panel at column `full`
+};
+
+// Where a macro-kernel reads A: packed MR×kc panels, or (few B panels: each A element is used
+// too few times to pay for packing it) row-major A in place, with its last partial panel packed.
+template <class T>
+struct ASource {
+  const T* packed = nullptr;  // panel of rows [ir, ir+MR) at packed + ir·kc
+  const T* direct = nullptr;  // else A at the block's first row and k, rows `ld` apart
+  int64_t ld = 0, full = 0;   // rows < full in place
+  const T* edge = nullptr;    // the packed panel at row `full`
 };
 
 // Work done along the micro-kernels' k loops, a step every 4 k: rows of row-major B requested a
@@ -592,11 +604,11 @@ struct PanelsAlong {
   int64_t full = 0;
 };
 
-// C[0 .. mc, 0 .. ncols] (+)= packed A block · B panels; `ahead` as for micro_kernel, or B's
-// panels packed `along` it.
+// C[0 .. mc, 0 .. ncols] (+)= A block (packed or in place) · B panels; `ahead` as for
+// micro_kernel, or B's panels packed `along` it.
 template <class Bk, class T = typename Bk::Elem>
-void macro_kernel(int64_t mc, int64_t ncols, int64_t kc, const T* pa, const BSource<T>& b, T* c,
-                  int64_t ldc, bool accumulate, BAhead<T>* ahead = nullptr,
+void macro_kernel(int64_t mc, int64_t ncols, int64_t kc, const ASource<T>& a, const BSource<T>& b,
+                  T* c, int64_t ldc, bool accumulate, BAhead<T>* ahead = nullptr,
                   const PanelsAlong<T>* along = nullptr) {
   constexpr int MR = Bk::MR, NR = Bk::NR;
   for (int64_t jr = 0; jr < ncols; jr += NR) {
@@ -626,14 +638,28 @@ void macro_kernel(int64_t mc, int64_t ncols, int64_t kc, const T* pa, const BSou
     for (int64_t ir = 0; ir < mc; ir += MR) {
       const int mr = static_cast<int>(std::min<int64_t>(MR, mc - ir));
       if constexpr (Bk::kPairs)
-        micro_kernel_pairs<Bk>(kc, pa + ir * kc, bp, ldb, c + ir * ldc + jr, ldc, mr, nr,
+        micro_kernel_pairs<Bk>(kc, a.packed + ir * kc, bp, ldb, c + ir * ldc + jr, ldc, mr, nr,
                                accumulate);
+      else if (a.direct != nullptr && ir < a.full)
+        narrowest_kernel<Bk, true>(kc, a.direct + ir * a.ld, bp, ldb, c + ir * ldc + jr, ldc, mr,
+                                   nr, accumulate, steps, a.ld);
       else
-        narrowest_kernel<Bk>(kc, pa + ir * kc, bp, ldb, c + ir * ldc + jr, ldc, mr, nr, accumulate,
-                             steps);
+        narrowest_kernel<Bk>(kc, a.direct != nullptr ? a.edge : a.packed + ir * kc, bp, ldb,
+                             c + ir * ldc + jr, ldc, mr, nr, accumulate, steps);
     }
     next.finish_copy();
   }
+}
+
+// Whether MR rows `row_bytes` apart, read in place, spread over L1's sets (64 sets of 64-byte
+// lines, 12 ways) with at most 8 of their lines in one: rows a multiple of 4 KB apart all fall
+// in one set. (2 KB apart, 7 a set, read faster in place than packed; 4 KB mixed.)
+template <int MR>
+bool rows_spread(int64_t row_bytes) {
+  int per_set[64] = {};
+  for (int64_t i = 0; i < MR; ++i)
+    if (++per_set[(i * row_bytes / 64) % 64] > 8) return false;
+  return true;
 }
 
 template <class Bk, class T = typename Bk::Elem>
@@ -747,8 +773,8 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
                 ahead.rows_left = std::min<int64_t>(kb, k - np);
                 ahead.row_lines = ((n1 - n0) * static_cast<int64_t>(sizeof(T)) + 63) / 64;
               }
-              macro_kernel<Bk>(i1 - i0, g1 - g0, kc, pak, part, c + i0 * ldc + jc + g0, ldc,
-                               accumulate || pc > 0, grouped ? &ahead : nullptr);
+              macro_kernel<Bk>(i1 - i0, g1 - g0, kc, ASource<T>{pak}, part, c + i0 * ldc + jc + g0,
+                               ldc, accumulate || pc > 0, grouped ? &ahead : nullptr);
             }
           }
           if (ep != nullptr) apply_gemm_epilogue(*ep, c, ldc, i0, i1, jc + c0, jc + c1);
@@ -795,7 +821,7 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
             }
             BSource<T> part;
             part.packed = pb;
-            macro_kernel<Bk>(m, cols(q), kc, whole_a_at(pc), part, c + jc + c0, ldc,
+            macro_kernel<Bk>(m, cols(q), kc, ASource<T>{whole_a_at(pc)}, part, c + jc + c0, ldc,
                              accumulate || pc > 0,
                              packed || ahead.rows_left != 0 ? &ahead : nullptr);
             ahead.finish_copy();
@@ -836,6 +862,15 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
       const int64_t own_panels = row_panels - extra, e0 = own_panels * MR;
       const bool row_major_b =
           b.panels == nullptr && b.dtype == kNative<T> && b.cs == 1 && nc >= NR;
+      // At most 16 column panels: row-major A is read in place (ASource), not packed. Each A
+      // element is then used by too few micro-kernels to pay for its packing pass (at N = 49
+      // a 16 × 16 transpose and a store for two uses: 22% of ResNet's 512-channel 3 × 3 layer).
+      // Two threads, 5 rounds, the same spells' FMA loop: 1024 × 1000 × 64 0.64 → 0.91, 2048 ×
+      // 1000 × 128 0.76 → 0.92, 4096 × 512 × 512 0.86 → 0.90, 1024 × 1000 × 512 0.85 → 0.89;
+      // 32 panels (1000³) even. ResNet's 3 × 3 layers at 7 × 7 1.41 → 1.13 ms, 14 × 14 1.05 →
+      // 1.02.
+      const bool direct_a = !Bk::kPairs && a.dtype == kNative<T> && a.cs == 1 && a.rs > 0 &&
+                            panels <= 16 && rows_spread<MR>(a.rs * static_cast<int64_t>(sizeof(T)));
       parallel_for(threads, 1, [&](int64_t t0, int64_t t1) {
         const int64_t pa_rows = std::max(mc_max, extra * MR);
         T* pa = static_cast<T*>(t_pack_a.get(static_cast<size_t>(pa_rows * Bk::KC) * sizeof(T)));
@@ -873,8 +908,17 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
               const int64_t i0 = rb * own_panels / row_blocks * MR;
               const int64_t mc = std::min(m, (rb + 1) * own_panels / row_blocks * MR) - i0;
               if (mc <= 0) continue;
-              pack_a<Bk>(a, i0, mc, pc, kc, pa);
-              macro_kernel<Bk>(mc, nc, kc, pa, src, c + i0 * ldc + jc, ldc, acc,
+              ASource<T> as{pa};
+              if (direct_a) {
+                as.direct = static_cast<const T*>(a.data) + i0 * a.rs + pc;
+                as.ld = a.rs;
+                as.full = mc / MR * MR;
+                as.edge = pa;
+                if (as.full < mc) pack_a<Bk>(a, i0 + as.full, mc - as.full, pc, kc, pa);
+              } else {
+                pack_a<Bk>(a, i0, mc, pc, kc, pa);
+              }
+              macro_kernel<Bk>(mc, nc, kc, as, src, c + i0 * ldc + jc, ldc, acc,
                                static_cast<BAhead<T>*>(nullptr),
                                along.src != nullptr && rb == rb0 ? &along : nullptr);
               if (last && ep != nullptr) apply_gemm_epilogue(*ep, c, ldc, i0, i0 + mc, jc, jc + nc);
@@ -885,7 +929,8 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
             pack_a<Bk>(a, e0, m - e0, pc, kc, pa);
             BSource<T> part;
             part.packed = pb + c0 * kc;
-            macro_kernel<Bk>(m - e0, c1 - c0, kc, pa, part, c + e0 * ldc + jc + c0, ldc, acc);
+            macro_kernel<Bk>(m - e0, c1 - c0, kc, ASource<T>{pa}, part, c + e0 * ldc + jc + c0, ldc,
+                             acc);
             if (last && ep != nullptr) apply_gemm_epilogue(*ep, c, ldc, e0, m, jc + c0, jc + c1);
           }
       });
@@ -930,7 +975,7 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
           }
           pack_a<Bk>(a, i0, mc, pc, kc, pa);
           T* ct = c + i0 * ldc + jc + c0;
-          macro_kernel<Bk>(mc, c1 - c0, kc, pa, part, ct, ldc, acc);
+          macro_kernel<Bk>(mc, c1 - c0, kc, ASource<T>{pa}, part, ct, ldc, acc);
           if (last && ep != nullptr)
             apply_gemm_epilogue(*ep, c, ldc, i0, i0 + mc, jc + c0, jc + c1);
         }
