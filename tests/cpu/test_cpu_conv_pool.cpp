@@ -113,6 +113,24 @@ TEST(CpuConvPool, ConvPanelsPackedFromTheInput) {
   }
 }
 
+// Convolutions with output rows shorter than 16 at column stride 1 pack the gemm's B from
+// zero-padded copies of the input planes (runs of each output row crossing micro-panels):
+// ResNet-like channel counts (K = 1440: two k blocks; 300 output channels: several row blocks;
+// 99 positions: a partial panel), row stride 2 with dilation and asymmetric padding, a 1-D
+// convolution, and groups over several images (a task each, single-threaded inside).
+TEST(CpuConvPool, ConvShortRowsFromPaddedPlanes) {
+  const std::vector<ConvCase> cases = {
+      {{1, 160, 9, 11}, {300, 160, 3, 3}, {}, {1, 1}, {}},
+      {{2, 24, 15, 13}, {40, 24, 3, 3}, {2, 1}, {1, 0, 2, 1}, {2, 1}},
+      {{2, 8, 12}, {10, 8, 3}, {}, {1}, {}, 1, false},
+      {{4, 12, 10, 10}, {18, 4, 3, 3}, {}, {1, 1}, {}, 3},
+  };
+  for (const ConvCase& c : cases) {
+    conv_parity(OpKind::Conv, c, DType::F32, false, c.w[0]);
+    conv_parity(OpKind::Conv, c, DType::F64, false, c.w[0]);
+  }
+}
+
 // Convolutions of column stride up to 4 with at most 64 output channels a group run as an
 // implicit GEMM on AVX-512 (B read from a zero-padded band of input rows): output rows of
 // exactly 16, of 17 (a partial 32-wide tile) and of 100 (tiles of 48, 32 and 20: a last tile of

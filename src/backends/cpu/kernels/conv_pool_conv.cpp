@@ -158,16 +158,14 @@ struct ConvPanels {
   std::vector<Tap> by_kw;  // tap_of of rows 0 .. k[2]: each kernel column's off, lo, hi
 };
 
+// Columns [at, at + n) of row p of kc×nr micro-panels `out` from src[0], src[stride], ...
+// (stride 1 or 2; nullptr: zeros), split at the panels' boundaries, by vectors (stride 2 by
+// deinterleaving two, never reading past src[2(n - 1)]).
 template <class T>
-void pack_conv_panels(const void* ctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc, int nr,
-                      void* out) {
+void put_columns(T* out, int64_t kc, int nr, int64_t p, int64_t at, const T* src, int64_t n,
+                 int64_t stride) {
   using V = Vec<T>;
   constexpr int L = kLanes<V>;
-  const ConvPanels<T>& cp = *static_cast<const ConvPanels<T>*>(ctx);
-  const ConvGeo& g = *cp.g;
-  const int64_t stride = g.w.stride[2];  // 1 or 2
-  // dst[0 .. n) = src[0], src[stride], ... (or zeros), by vectors; stride 2 by deinterleaving
-  // two vectors, never reading past src[2(n - 1)].
   auto put = [stride](T* dst, const T* src, int64_t n) {
     int64_t i = 0;
     if (src == nullptr) {
@@ -192,16 +190,23 @@ void pack_conv_panels(const void* ctx, int64_t p0, int64_t kc, int64_t j0, int64
       store_partial(dst + i, load_partial<V>(src + i, rest), rest);
     }
   };
-  // Columns [at, at + n) of row p from src (every stride-th element; nullptr: zeros), split at
-  // micro-panel boundaries.
+  while (n > 0) {
+    const int64_t in_panel = at % nr, piece = std::min<int64_t>(n, nr - in_panel);
+    put(out + (at - in_panel) * kc + p * nr + in_panel, src, piece);
+    at += piece;
+    n -= piece;
+    if (src != nullptr) src += piece * stride;
+  }
+}
+
+template <class T>
+void pack_conv_panels(const void* ctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc, int nr,
+                      void* out) {
+  const ConvPanels<T>& cp = *static_cast<const ConvPanels<T>*>(ctx);
+  const ConvGeo& g = *cp.g;
+  const int64_t stride = g.w.stride[2];  // 1 or 2
   auto emit = [&](int64_t p, int64_t at, const T* src, int64_t n) {
-    while (n > 0) {
-      const int64_t in_panel = at % nr, piece = std::min<int64_t>(n, nr - in_panel);
-      put(static_cast<T*>(out) + (at - in_panel) * kc + p * nr + in_panel, src, piece);
-      at += piece;
-      n -= piece;
-      if (src != nullptr) src += piece * stride;
-    }
+    put_columns(static_cast<T*>(out), kc, nr, p, at, src, n, stride);
   };
   const int64_t padded = (nc + nr - 1) / nr * nr;
   // Row p0's tap, then each next row's by counting (tap_of's divisions were 12% of a
@@ -234,16 +239,99 @@ void pack_conv_panels(const void* ctx, int64_t p0, int64_t kc, int64_t j0, int64
   }
 }
 
+// The gemm's B for one (image, group) of a 2-D convolution whose output rows are shorter than
+// 16 positions, at column stride 1, packed from a zero-padded copy of the group's input (`xp`,
+// [cpg][hp][wp], every tap in bounds): each row of B (a channel and tap) over the requested
+// positions is one run of xp per output row, ≤ 15 elements, copied by a masked load and store
+// (two where it spans two micro-panels). im2col's bounds and element loops are not run, and no
+// matrix is written and read back.
+template <class T>
+struct PaddedPanels {
+  const ConvGeo* g;
+  const T* xp;
+  int64_t hp, wp;
+};
+
+template <class T>
+void pack_padded_panels(const void* ctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc, int nr,
+                        void* out) {
+  using V = Vec<T>;
+  constexpr int L = kLanes<V>;
+  const PaddedPanels<T>& pp = *static_cast<const PaddedPanels<T>*>(ctx);
+  const Window3& w = pp.g->w;
+  const int64_t ow_n = w.out[2], kh_n = w.k[1], kw_n = w.k[2];
+  // The runs are the same for every row of B but for its tap's offset: each is listed once, as
+  // pieces within one micro-panel (source offset, destination offset in row 0, length).
+  struct Piece {
+    int64_t src, dst;
+    int len;
+  };
+  std::vector<Piece> pieces;
+  for (int64_t at = 0, oh = j0 / ow_n, ow = j0 % ow_n; at < nc; ++oh, ow = 0) {
+    int64_t len = std::min(ow_n - ow, nc - at), src = oh * w.stride[1] * pp.wp + ow;
+    while (len > 0) {
+      const int64_t in_panel = at % nr;
+      const int64_t piece = std::min<int64_t>({len, nr - in_panel, L});
+      pieces.push_back({src, (at - in_panel) * kc + in_panel, static_cast<int>(piece)});
+      at += piece;
+      src += piece;
+      len -= piece;
+    }
+  }
+  T* o = static_cast<T*>(out);
+  const int64_t padded = (nc + nr - 1) / nr * nr;
+  int64_t kw = p0 % kw_n, kh = p0 / kw_n % kh_n, c = p0 / (kw_n * kh_n);
+  for (int64_t p = 0; p < kc; ++p) {
+    const T* tap = pp.xp + (c * pp.hp + kh * w.dil[1]) * pp.wp + kw * w.dil[2];
+    T* row = o + p * nr;
+    for (const Piece& q : pieces)
+      store_partial(row + q.dst, load_partial<V>(tap + q.src, q.len), q.len);
+    put_columns<T>(o, kc, nr, p, nc, nullptr, padded - nc, 1);
+    if (++kw == kw_n) {
+      kw = 0;
+      if (++kh == kh_n) {
+        kh = 0;
+        ++c;
+      }
+    }
+  }
+}
+
+// xp = the group's cpg channels of x zero-padded to hp × wp (rows and columns before the input
+// per the window's pads), threaded over channels.
+template <class T>
+void pad_planes(const ConvGeo& g, const T* xg, T* xp, int64_t hp, int64_t wp) {
+  const Window3& w = g.w;
+  const int64_t h = w.in[1], wd = w.in[2], pt = w.pad[1], pl = w.pad[2];
+  parallel_for(g.cpg, std::max<int64_t>(1, kGrainWork / (hp * wp)), [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      T* plane = xp + c * hp * wp;
+      std::fill(plane, plane + hp * wp, T(0));
+      for (int64_t r = 0; r < h; ++r) {
+        const int64_t pr = r + pt;
+        if (pr < 0) continue;
+        if (pr >= hp) break;
+        const T* src = xg + (c * h + r) * wd;
+        const int64_t q0 = std::max<int64_t>(0, -pl), q1 = std::min(wd, wp - pl);
+        if (q0 < q1) std::copy(src + q0, src + q1, plane + pr * wp + pl + q0);
+      }
+    }
+  });
+}
+
 // y = conv(x, w) + bias (may be null) by gemm: per (image, group), the group's weights times the
 // im2col matrix of its input, the bias added to each block of y by the gemm's epilogue while the
 // block is in cache (filling y with the bias first cost a pass over y and a read of y in every
 // micro-kernel: a 16→32-channel 1×1 convolution at 320×320 took 2.1 ms, 1.0-1.3 ms without).
 // A 1×1 convolution (unstrided, unpadded) reads x as B in place; one whose output rows are 16 or
 // more positions long, unstrided or of stride 2 along the row, packs B's micro-panels straight
-// from x (pack_conv_panels); any other writes im2col blocks of output positions and multiplies
-// them (short rows make pack_conv_panels' runs too short to pay: ResNet's 7×7 layer 4 ran 18%
-// slower through it; im2col's element loop for stride 2 made PaddleOCR det's 3×3 stride-2 stem
-// 3.0 ms against 1.6 ms through the panels, caches cold).
+// from x (pack_conv_panels); a 2-D one with shorter rows at column stride 1 packs them from
+// zero-padded copies of x's planes (pack_padded_panels: pack_conv_panels' bounds logic per run
+// made ResNet's 7×7 layer 4 18% slower than im2col; these runs are a masked load and store
+// each, and against im2col, two threads, 5 rounds: ResNet's 3 × 3 layers at 14 × 14 0.96 → 0.78
+// ms, 7 × 7 1.04 → 0.89); any other writes im2col blocks of output positions and multiplies them
+// (im2col's element loop for stride 2 made PaddleOCR det's 3×3 stride-2 stem 3.0 ms against 1.6
+// ms through the panels, caches cold).
 template <class T>
 void conv_gemm(const ConvGeo& g, const T* x, const T* wt, const T* bias, T* y,
                const GemmEpilogue<T>* ep) {
@@ -257,11 +345,15 @@ void conv_gemm(const ConvGeo& g, const T* x, const T* wt, const T* bias, T* y,
   for (int d = 0; d < 3; ++d)
     direct = direct && w.stride[d] == 1 && w.pad[d] == 0 && w.pad_end[d] == 0;
   const bool panels = !direct && (w.stride[2] == 1 || w.stride[2] == 2) && w.out[2] >= 16;
+  const bool padded = !direct && !panels && w.stride[2] == 1 && w.in[0] == 1 && w.k[0] == 1;
+  // The padded planes hold the rows and columns the windows reach.
+  const int64_t hp = (w.out[1] - 1) * w.stride[1] + (w.k[1] - 1) * w.dil[1] + 1;
+  const int64_t wp = w.out[2] + (w.k[2] - 1) * w.dil[2];
   int64_t units = g.N * g.G, threads = num_threads();
   // Without im2col blocks: one gemm per (image, group), threaded inside when there are fewer of
   // those than threads (3 blocks on 2 threads left one idle a third of the time: the 1×1 convs
   // of PaddleOCR rec ran at 92 GFLOP/s).
-  const bool whole = direct || panels;
+  const bool whole = direct || panels || padded;
   int64_t pb = whole ? g.P : std::min(g.P, std::max<int64_t>(64, kColBudget / g.K));
   int64_t blocks = (g.P + pb - 1) / pb;
   if (!whole && units * blocks < 2 * threads) {
@@ -290,6 +382,15 @@ void conv_gemm(const ConvGeo& g, const T* x, const T* wt, const T* bias, T* y,
     if (direct)
       return gemm_ex<T>(g.opg, cols, g.K, {wg, dt, g.K, 1}, {xg + p0, dt, g.X, 1}, yg, g.P, false,
                         ebp);
+    if (padded) {
+      pad_planes(g, xg, col, hp, wp);
+      const PaddedPanels<T> pp{&g, col, hp, wp};
+      const GemmPanels source{pack_padded_panels<T>, &pp};
+      GemmOperand b;
+      b.dtype = kDTypeOf<T>;
+      b.panels = &source;
+      return gemm_ex<T>(g.opg, g.P, g.K, {wg, dt, g.K, 1}, b, yg, g.P, false, ebp);
+    }
     if (panels) {
       ConvPanels<T> cp{&g, xg, {}};
       for (int64_t kw = 0; kw < w.k[2]; ++kw) cp.by_kw.push_back(tap_of(g, kw));
@@ -308,17 +409,19 @@ void conv_gemm(const ConvGeo& g, const T* x, const T* wt, const T* bias, T* y,
     gemm_ex<T>(g.opg, cols, g.K, {wg, dt, g.K, 1}, {col, dt, cols, 1}, yg, g.P, false, ebp);
   };
   int64_t items = units * blocks;
+  // Each task's scratch: the padded planes or the im2col block.
+  const int64_t col_len = padded ? g.cpg * hp * wp : whole ? 0 : pb * g.K;
   if (threads > 1 && items >= threads) {
     // Independent blocks, one task each (a nested gemm runs single-threaded).
     parallel_for(items, 1, [&](int64_t begin, int64_t end) {
       std::shared_ptr<Storage> hold;
-      T* col = whole ? nullptr : scratch<T>(pb * g.K, hold);
+      T* col = col_len > 0 ? scratch<T>(col_len, hold) : nullptr;
       for (int64_t i = begin; i < end; ++i) block(i, col, false);
     });
   } else {
     // Too few blocks to go round: thread inside each (im2col rows, then the gemm itself).
     std::shared_ptr<Storage> hold;
-    T* col = whole ? nullptr : scratch<T>(pb * g.K, hold);
+    T* col = col_len > 0 ? scratch<T>(col_len, hold) : nullptr;
     for (int64_t i = 0; i < items; ++i) block(i, col, true);
   }
 }
