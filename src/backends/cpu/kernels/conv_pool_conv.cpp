@@ -243,8 +243,8 @@ void pack_conv_panels(const void* ctx, int64_t p0, int64_t kc, int64_t j0, int64
 // 16 positions, at column stride 1, packed from a zero-padded copy of the group's input (`xp`,
 // [cpg][hp][wp], every tap in bounds): each row of B (a channel and tap) over the requested
 // positions is one run of xp per output row, ≤ 15 elements, copied by a masked load and store
-// (two where it spans two micro-panels). im2col's bounds and element loops are not run, and no
-// matrix is written and read back.
+// (more where it spans two micro-panels or, for f64, passes a vector). im2col's bounds and
+// element loops are not run, and no matrix is written and read back.
 template <class T>
 struct PaddedPanels {
   const ConvGeo* g;
