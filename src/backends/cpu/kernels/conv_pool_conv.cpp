@@ -328,8 +328,8 @@ void pad_planes(const ConvGeo& g, const T* xg, T* xp, int64_t hp, int64_t wp) {
 // from x (pack_conv_panels); a 2-D one with shorter rows at column stride 1 packs them from
 // zero-padded copies of x's planes (pack_padded_panels: pack_conv_panels' bounds logic per run
 // made ResNet's 7×7 layer 4 18% slower than im2col; these runs are a masked load and store
-// each, and against im2col, two threads, 5 rounds: ResNet's 3 × 3 layers at 14 × 14 0.96 → 0.78
-// ms, 7 × 7 1.04 → 0.89); any other writes im2col blocks of output positions and multiplies them
+// each, and against im2col, two threads, 5 rounds: ResNet's 3 × 3 layers at 14 × 14 1.00 → 0.78
+// ms, 7 × 7 1.11 → 0.89); any other writes im2col blocks of output positions and multiplies them
 // (im2col's element loop for stride 2 made PaddleOCR det's 3×3 stride-2 stem 3.0 ms against 1.6
 // ms through the panels, caches cold).
 template <class T>

@@ -868,7 +868,7 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
       // Two threads, 5 rounds, the same spells' FMA loop: 1024 × 1000 × 64 0.64 → 0.91, 2048 ×
       // 1000 × 128 0.76 → 0.92, 4096 × 512 × 512 0.86 → 0.90, 1024 × 1000 × 512 0.85 → 0.89;
       // 32 panels (1000³) even. ResNet's 3 × 3 layers at 7 × 7 1.41 → 1.13 ms, 14 × 14 1.05 →
-      // 1.02.
+      // 1.04.
       const bool direct_a = !Bk::kPairs && a.dtype == kNative<T> && a.cs == 1 && a.rs > 0 &&
                             panels <= 16 && rows_spread<MR>(a.rs * static_cast<int64_t>(sizeof(T)));
       parallel_for(threads, 1, [&](int64_t t0, int64_t t1) {
