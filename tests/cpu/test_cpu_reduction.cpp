@@ -171,6 +171,21 @@ TEST(CpuReduction, SoftmaxAndLogSoftmax) {
   check(OpKind::Softmax, Attrs().set("log", true), {big}, "4096 rows log");
   check(OpKind::Softmax, Attrs(), {broadcast_view(data(DType::F32, {1, 100}, 3), {50, 100})},
         "broadcast");
+  // The exponentials are taken against the first vector's maximum and redone against the row's
+  // where that lies more than 16 above it: rows whose first vector is 100 below their maximum
+  // (e^100 would overflow f32) and 15.9 below it (kept), of 37 (a partial vector) and 64
+  // columns, in f32 and f64.
+  for (DType dt : {DType::F32, DType::F64})
+    for (int64_t cols : {int64_t{37}, int64_t{64}}) {
+      HostTensor low = data(dt, {4, cols}, 5, -3, 3);
+      for (int64_t j = 0; j < 16; ++j) {
+        low.set_f64(0 * cols + j, -100 - 0.1 * j);
+        low.set_f64(1 * cols + j, -15.9);
+        low.set_f64(3 * cols + j, -std::numeric_limits<double>::infinity());
+      }
+      low.set_f64(2 * cols + cols - 1, 120);  // the maximum in the partial last vector
+      check(OpKind::Softmax, Attrs(), {low}, std::string("first vector low ") + dtype_name(dt));
+    }
 }
 
 // Outputs of 16 MiB and more are written with non-temporal stores from a staged row: rows of
@@ -196,6 +211,10 @@ TEST(CpuReduction, SoftmaxStreamsLargeOutputs) {
   v.set_f64(9 * 512 + 300, std::nan(""));
   for (int64_t j = 0; j < 512; ++j) v.set_f64(4 * 512 + j, -inf);
   for (int64_t j = 0; j < 512; ++j) v.set_f64(11 * 512 + j, -inf);
+  // Rows whose first vector lies 100 below their maximum (the exp pass redone), first and
+  // second in a pair.
+  for (int64_t r : {14, 17})
+    for (int64_t j = 0; j < 16; ++j) v.set_f64(r * 512 + j, -120);
   check(OpKind::Softmax, Attrs(), {v}, "streamed row pairs");
   // A pair's rows are computed as single rows are: the first 16 rows (NaN and -inf ones among
   // them) bit for bit as softmax over those rows alone, a tensor too small to stream.
