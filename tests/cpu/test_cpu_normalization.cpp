@@ -3,6 +3,9 @@
 // GatedResidual), over every claimed dtype, odd and lane-straddling sizes, threaded sizes,
 // broadcast and non-contiguous inputs and empty tensors. cpu runs in checked mode (outputs
 // poisoned, guarded), so an unwritten element or a stray write fails.
+#include <algorithm>
+#include <cmath>
+
 #include "op_test_util.h"
 
 namespace tessel::testing {
@@ -79,6 +82,30 @@ TEST(CpuNormalization, TrailingNormStreamsLargeOutputs) {
     expect_parity(OpKind::LayerNorm, axis_attrs(-1), {x}, what + " no affine");
     expect_parity(OpKind::LayerNorm, axis_attrs(-1), {x, HostTensor{}, b}, what + " beta");
     expect_parity(OpKind::RmsNorm, axis_attrs(-1), {x}, what + " no gamma");
+  }
+  // Rows up to 8 KB are centred on the mean of their first 16 elements where that lies near
+  // the row's mean (RowStats::provisional), else on the mean: rows whose first 16 elements lie
+  // 50 above the rest (re-centred), rows of mean 1000 (kept), rows of 20 elements and of 512.
+  for (const Shape& s : {Shape{8200, 512}, Shape{209716, 20}}) {
+    HostTensor far = random_values(DType::F32, s, 20, -1, 1);
+    for (int64_t r = 0; r < s[0]; ++r)
+      for (int64_t j = 0; j < s[1]; ++j)
+        if (r % 3 == 0 && j < 16)
+          far.set_f64(r * s[1] + j, far.get_f64(r * s[1] + j) + 50);
+        else if (r % 3 == 1)
+          far.set_f64(r * s[1] + j, far.get_f64(r * s[1] + j) + 1000);
+    expect_parity(OpKind::LayerNorm, axis_attrs(-1),
+                  {far, random_values(DType::F32, {s[1]}, 21, 0.5, 1.5),
+                   random_values(DType::F32, {s[1]}, 22)},
+                  "streamed, first elements far from the mean " + shape_str(s));
+    // Centred on the first elements, the rows 50 above would lose ~5 bits to cancellation
+    // (their squares' sum ~32 times their deviations' about the mean): ~5e-5 in the outputs.
+    const HostTensor got = run_op1(OpKind::LayerNorm, axis_attrs(-1), {far}, "cpu");
+    const HostTensor want = run_op1(OpKind::LayerNorm, axis_attrs(-1), {far}, "reference");
+    double worst = 0;
+    for (int64_t i = 0; i < got.numel(); ++i)
+      worst = std::max(worst, std::fabs(got.get_f64(i) - want.get_f64(i)));
+    EXPECT_LT(worst, 4e-6) << shape_str(s);
   }
   HostTensor x = random_values(DType::F64, {2050, 1027}, 14, -2, 3);
   expect_parity(OpKind::LayerNorm, axis_attrs(-1),

@@ -37,7 +37,7 @@ template <class T, bool kCenter, int R>
 class NormPipeline {
   using V = VecOf<T>;
   static constexpr int L = kLanes<V>;
-  static constexpr int kPasses = kCenter ? 2 : 1;
+  static constexpr int kPasses = kCenter && R > 1 ? 2 : 1;  // RowStats::provisional
 
  public:
   // Rows of n elements; gamma and beta (either may be null) n elements each.
@@ -167,7 +167,7 @@ void stream_chunk(const T* x0, T* y0, int64_t rows, int64_t n, int64_t ahead, do
   for (int64_t r = r0; r < r1; ++r) {
     const T* xr = x0 + r * n;
     pipe.begin(r + ahead < rows ? xr + ahead * n : nullptr);
-    RowStats<T> st{.center = kCenter};
+    RowStats<T> st{.center = kCenter, .provisional = R == 1};
     for (int64_t k = 0; k < n; k += B) st.add(xr + k, std::min(B, n - k), pipe);
     pipe.end(xr, y0 + r * n, NormCoef<T>(st, eps));
   }
