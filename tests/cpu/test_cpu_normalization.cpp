@@ -5,6 +5,7 @@
 // poisoned, guarded), so an unwritten element or a stray write fails.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "op_test_util.h"
 
@@ -107,6 +108,15 @@ TEST(CpuNormalization, TrailingNormStreamsLargeOutputs) {
       worst = std::max(worst, std::fabs(got.get_f64(i) - want.get_f64(i)));
     EXPECT_LT(worst, 4e-6) << shape_str(s);
   }
+  // An infinity or NaN in a streamed single row (past its first 16 elements, and among them).
+  HostTensor odd = random_values(DType::F32, {8200, 512}, 23, -1, 1);
+  const double inf = std::numeric_limits<double>::infinity();
+  odd.set_f64(3 * 512 + 100, inf);
+  odd.set_f64(5 * 512 + 7, -inf);
+  odd.set_f64(8 * 512 + 300, std::nan(""));
+  odd.set_f64(9 * 512 + 100, inf);
+  odd.set_f64(9 * 512 + 200, -inf);
+  expect_parity(OpKind::LayerNorm, axis_attrs(-1), {odd}, "streamed rows with inf and NaN");
   HostTensor x = random_values(DType::F64, {2050, 1027}, 14, -2, 3);
   expect_parity(OpKind::LayerNorm, axis_attrs(-1),
                 {x, random_values(DType::F64, {1027}, 15), random_values(DType::F64, {1027}, 16)},

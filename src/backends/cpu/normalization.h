@@ -271,7 +271,8 @@ struct RowStats {
     double sq = static_cast<double>(vec_sum_sq<T>(x, len, c, &dev, side));
     double dm = static_cast<double>(dev) * inv_len;
     // A provisional centre far from the block's mean (the squares' sum more than twice the
-    // deviations' about the mean: digits lost to cancellation) is replaced by the mean.
+    // deviations' about the mean: digits lost to cancellation) is replaced by the mean. (An
+    // infinity in x makes the row NaN either way: its mean, or the mean's remainder in NormCoef.)
     if (provisional && static_cast<double>(len) * dm * dm > 0.5 * sq) {
       c = static_cast<T>(static_cast<double>(c) + dm);
       dev = 0;
