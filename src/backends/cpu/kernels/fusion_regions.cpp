@@ -419,8 +419,9 @@ bool streams(const Step& n) {
   return n.kind == OpKind::Binary && (n.then >= 0 || n.fma) && n.out == DType::F32;
 }
 
+// Every step but a Binary one with an activation (binary_then's; resolve picks between them).
 // `stream` (only where streams(n)): y, vector-aligned, of whole vectors, written past the cache.
-void run_step(const Step& n, const float* const* arg, float* y, int64_t len, bool stream = false) {
+void run_step(const Step& n, const float* const* arg, float* y, int64_t len, bool stream) {
   switch (n.kind) {
     case OpKind::Activation:
       activation_f32(static_cast<ActivationKind>(n.op), n.a, arg[0], y, len);
@@ -502,7 +503,7 @@ void run_steps(const Plan& plan, int64_t len, float* buf, std::vector<const floa
     const bool last = last_out != nullptr && &s == &plan.steps.back();
     float* out = last ? last_out : buf + s.slot * kBlock;
     s.fn(s, args, out, len, last && stream_last);
-    if (s.out != DType::F32) round_to(s.out, out, len);
+    round_to(s.out, out, len);
     at[s.slot] = out;
   }
 }
