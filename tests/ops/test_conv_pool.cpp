@@ -147,6 +147,48 @@ TEST(ConvPoolConv, StrideZeroBroadcastInput) {
   }
 }
 
+// The cpu backend's depthwise kernel against the reference backend over the shapes its tiles
+// split differently: rows of 1 to 5 vectors (the last partial or whole), planes whose row count
+// leaves groups of 8, 4, 2 and 1 rows, the row-sharing tiles (3 or 5 kernel rows, row stride 1 or
+// 2) and the general ones (dilated rows, 2 × 3, 1-D and 3-D kernels), channel multiplier 2, batch
+// 2, with and without bias, f32 and f64.
+TEST(ConvPoolConv, DepthwiseMatchesReferenceAcrossTiles) {
+  struct Case {
+    Shape x, w;
+    std::vector<int64_t> strides, pads, dilations;
+  };
+  std::vector<Case> cases;
+  for (int64_t width : {5, 14, 16, 17, 33, 48, 56, 70, 81})
+    for (int64_t k : {3, 5})
+      for (int64_t s : {1, 2})
+        cases.push_back(
+            {{2, 3, 13, width}, {3, 1, k, k}, {s, s}, {k / 2, k / 2, k / 2, k / 2}, {1, 1}});
+  cases.push_back({{1, 4, 19, 40}, {8, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}});  // multiplier 2
+  cases.push_back({{1, 3, 21, 30}, {3, 1, 3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2}});  // dilated rows
+  cases.push_back({{1, 3, 22, 37}, {3, 1, 3, 3}, {2, 1}, {0, 1, 2, 0}, {1, 1}});  // stride (2, 1)
+  cases.push_back({{1, 3, 11, 23}, {3, 1, 2, 3}, {1, 2}, {1, 0, 0, 1}, {1, 3}});  // 2 × 3
+  cases.push_back({{2, 5, 9, 35}, {5, 1, 5, 5}, {1, 1}, {0, 0, 0, 0}, {1, 1}});   // unpadded
+  cases.push_back({{2, 3, 40}, {3, 1, 3}, {1}, {1, 1}, {1}});                     // 1-D
+  cases.push_back({{1, 2, 5, 9, 20}, {2, 1, 3, 3, 3}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, {1, 1, 1}});
+  cases.push_back({{1, 2, 4, 9, 20}, {2, 1, 1, 3, 3}, {2, 1, 2}, {0, 1, 1, 0, 1, 1}, {1, 1, 1}});
+  uint64_t seed = 40;
+  for (const Case& c : cases)
+    for (DType dt : {DType::F32, DType::F64})
+      for (bool bias : {false, true}) {
+        const Attrs attrs = Attrs()
+                                .set("strides", c.strides)
+                                .set("pads", c.pads)
+                                .set("dilations", c.dilations)
+                                .set("groups", c.x[1]);
+        const std::vector<HostTensor> in = {
+            random_tensor(dt, c.x, ++seed, -2, 2), random_tensor(dt, c.w, ++seed, -1, 1),
+            bias ? random_tensor(dt, {c.w[0]}, ++seed, -1, 1) : HostTensor{}};
+        const double tol = dt == DType::F32 ? 1e-5 : 1e-12;
+        expect_close(run_op1(OpKind::Conv, attrs, in, "cpu"), run_op1(OpKind::Conv, attrs, in), tol,
+                     tol, "x" + shape_str(c.x) + " w" + shape_str(c.w) + " " + dtype_name(dt));
+      }
+}
+
 TEST(ConvPoolConvTranspose2d, Stride2ReplicatesBlocks) {
   // A 2×2 kernel of ones at stride 2 spreads every input element over its own 2×2 block.
   HostTensor x = f32({2, 1, 2, 2}, {1, 2, 3, 4, -1, -2, -3, -4});

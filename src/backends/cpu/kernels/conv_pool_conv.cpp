@@ -439,11 +439,26 @@ DwPlane dw_plane(const Window3& w) {
   int64_t dp = w.in[0] + w.pad[0] + w.pad_end[0];
   p.hp = w.in[1] + w.pad[1] + w.pad_end[1];
   int64_t wp = w.in[2] + w.pad[2] + w.pad_end[2];
-  // A vector of slack past the last phase column keeps full loads in the tail in bounds.
-  p.wq = (wp + w.stride[2] - 1) / w.stride[2] + kVectorBytes;
+  // A vector of slack past the last phase column keeps full loads in the tail in bounds; whole
+  // 16-element runs start every padded row on a 64-byte line of the (aligned) plane, so that the
+  // first column of taps loads aligned vectors (one thread: the three MobileNet layers of
+  // bench/cpu/workloads.txt 1.0–1.2× faster, 122-element rows against 128).
+  p.wq = ((wp + w.stride[2] - 1) / w.stride[2] + kVectorBytes + 15) / 16 * 16;
   p.row_len = w.stride[2] * p.wq;
   p.len = dp * p.hp * p.row_len;
   return p;
+}
+
+// d[0, n) = s[0, n), by vectors: a call of memmove per row was 26% of the samples of a
+// 144-channel depthwise layer on 56 × 56 planes (one thread, 0.123 → 0.116 ms inline).
+template <class T>
+inline void copy_row(const T* s, T* d, int64_t n) {
+  using V = Vec<T>;
+  constexpr int L = kLanes<V>;
+  int64_t k = 0;
+  for (; k + L <= n; k += L) store(d + k, load<V>(s + k));
+  if (k < n)
+    store_partial(d + k, load_partial<V>(s + k, static_cast<int>(n - k)), static_cast<int>(n - k));
 }
 
 // The padded plane of `src` into dst. Every plane writes the same positions, so the padding is
@@ -460,7 +475,7 @@ void dw_fill_plane(const Window3& w, const DwPlane& p, const T* src, T* dst, boo
       const T* row = src + (id * w.in[1] + ih) * w.in[2];
       T* d = dst + ((id + w.pad[0]) * p.hp + ih + w.pad[1]) * p.row_len;
       if (s == 1) {
-        std::copy(row, row + w.in[2], d + w.pad[2]);
+        copy_row(row, d + w.pad[2], w.in[2]);
         continue;
       }
       // Phase r holds padded columns r, r + s, ...: input columns r − pad + j·s. Stride 2 by
@@ -470,60 +485,197 @@ void dw_fill_plane(const Window3& w, const DwPlane& p, const T* src, T* dst, boo
         T* ph = d + r * p.wq;
         int64_t j = r >= w.pad[2] ? 0 : (w.pad[2] - r + s - 1) / s;
         int64_t iw = r + j * s - w.pad[2];
-        if (s == 2)
+        if (s == 2) {
           for (; iw + 2 * L <= w.in[2]; iw += 2 * L, j += L)
             store(ph + j, even_lanes(load<V>(row + iw), load<V>(row + iw + L)));
+          // The rest (under two vectors of x) by masked loads and a masked store, not an
+          // element loop.
+          const int64_t left = w.in[2] - iw;
+          if (left > 0) {
+            const V lo = load_partial<V>(row + iw, static_cast<int>(std::min<int64_t>(left, L)));
+            const V hi =
+                load_partial<V>(row + iw + L, static_cast<int>(std::max<int64_t>(left - L, 0)));
+            store_partial(ph + j, even_lanes(lo, hi), static_cast<int>((left + 1) / 2));
+          }
+          continue;
+        }
         for (; iw < w.in[2]; iw += s, ++j) ph[j] = row[iw];
       }
     }
 }
 
-// Output rows [r0, r1) (row = od·out1 + oh) of output channel `o` from its padded plane.
+// Stores a tile's sums: R rows n apart in y, NV vectors from column ow, `last` lanes of the last.
+template <int R, int NV, class V>
+inline void dw_store(const V (&acc)[R][NV], Lane<V>* y, int64_t n, int64_t ow, int last) {
+  constexpr int L = kLanes<V>;
+  unrolled<R>([&](auto i) {
+    unrolled<NV>([&](auto v) {
+      Lane<V>* yp = y + i * n + ow + v * L;
+      if (v + 1 < NV || last == L)
+        store(yp, acc[i][v]);
+      else
+        store_partial(yp, acc[i][v], last);
+    });
+  });
+}
+
+// Keeps v in a register from here on: GCC otherwise folds a loaded vector into each
+// multiply-add that uses it as a memory operand, loading it again for every use.
+template <class V>
+inline void in_register(V& v) {
+#if defined(__x86_64__) || defined(__i386__)
+  asm("" : "+v"(v));
+#elif defined(__aarch64__)
+  asm("" : "+w"(v));
+#endif
+}
+
+// What a depthwise tile reads besides its plane: the channel's weights and bias, each tap's
+// offset from an output row's base in the plane (and the first kw ones: the column offsets),
+// the distance of consecutive padded rows and of the output rows' bases, and the row length n.
+template <class T>
+struct DwArgs {
+  const T* wo;
+  T bias;
+  const int64_t* tap_off;
+  size_t taps;
+  int kw;
+  int64_t row_len, rows, n;
+};
+
+// R output rows × NV vectors of one channel from column `ow` (`last` lanes of the last vector
+// stored), over all taps: each tap's weight is broadcast once for its R·NV multiply-adds, each
+// reading one vector of the padded plane (its slack keeps whole loads in bounds), into R·NV
+// independent sums.
+template <int R, int NV, class T>
+inline void dw_tile(const DwArgs<T>& a, const T* base, int64_t ow, T* y, int last) {
+  using V = Vec<T>;
+  constexpr int L = kLanes<V>;
+  V acc[R][NV];
+  unrolled<R>([&](auto i) { unrolled<NV>([&](auto v) { acc[i][v] = splat<V>(a.bias); }); });
+  for (size_t t = 0; t < a.taps; ++t) {
+    const T* xp = base + a.tap_off[t] + ow;
+    const V wv = splat<V>(a.wo[t]);
+    unrolled<R>([&](auto i) {
+      unrolled<NV>([&](auto v) { acc[i][v] += wv * load<V>(xp + i * a.rows + v * L); });
+    });
+  }
+  dw_store<R, NV>(acc, y, a.n, ow, last);
+}
+
+// dw_tile for a 2-D kernel of KH rows, undilated along the rows, of row stride S: padded row u
+// of the tile's (R - 1)·S + KH serves output row i through kernel row u − S·i, so each vector
+// is loaded once for all the output rows that read it ((R − 1)·S + KH rows' loads a column of
+// taps, where dw_tile loads R·KH: 3 × 3, 4 rows: 6 against 12).
+template <int R, int NV, int KH, int S, class T>
+inline void dw_tile_rows(const DwArgs<T>& a, const T* base, int64_t ow, T* y, int last) {
+  using V = Vec<T>;
+  constexpr int L = kLanes<V>;
+  V acc[R][NV];
+  unrolled<R>([&](auto i) { unrolled<NV>([&](auto v) { acc[i][v] = splat<V>(a.bias); }); });
+  for (int kw = 0; kw < a.kw; ++kw) {
+    const T* xp = base + a.tap_off[kw] + ow;
+    unrolled<(R - 1) * S + KH>([&](auto u) {
+      V x[NV];
+      unrolled<NV>([&](auto v) {
+        V t = load<V>(xp + u * a.row_len + v * L);
+        in_register(t);
+        x[v] = t;
+      });
+      unrolled<R>([&](auto i) {
+        constexpr int kh = decltype(u)::value - S * decltype(i)::value;
+        if constexpr (kh >= 0 && kh < KH) {
+          const V wv = splat<V>(a.wo[kh * a.kw + kw]);
+          unrolled<NV>([&](auto v) { acc[i][v] += wv * x[v]; });
+        }
+      });
+    });
+  }
+  dw_store<R, NV>(acc, y, a.n, ow, last);
+}
+
+// R whole output rows: tiles of 4 vectors along them while they hold at most kSums sums, then
+// one of the vectors left. KH = 0: dw_tile; else dw_tile_rows<.., KH, S>. Flattened: the
+// tiles' unrolled loops and stores are calls otherwise.
+template <int R, int KH, int S, class T>
+[[gnu::flatten]] void dw_row_group(const DwArgs<T>& a, const T* base, T* y) {
+  constexpr int L = kLanes<Vec<T>>;
+  constexpr int kSums = KH == 0 ? 8 : 16;
+  auto tile = [&](auto k, int64_t ow, int last) {
+    constexpr int NV = decltype(k)::value;
+    if constexpr (R * NV <= kSums) {
+      if constexpr (KH == 0)
+        dw_tile<R, NV>(a, base, ow, y, last);
+      else
+        dw_tile_rows<R, NV, KH, S>(a, base, ow, y, last);
+    }
+  };
+  int64_t ow = 0;
+  if constexpr (R * 4 <= kSums)
+    for (; ow + 4 * L <= a.n; ow += 4 * L) tile(std::integral_constant<int, 4>{}, ow, L);
+  if (ow == a.n) return;
+  const int nv = static_cast<int>((a.n - ow + L - 1) / L);
+  const int last = static_cast<int>(a.n - ow - (nv - 1) * L);
+  switch (nv) {
+    case 1:
+      return tile(std::integral_constant<int, 1>{}, ow, last);
+    case 2:
+      return tile(std::integral_constant<int, 2>{}, ow, last);
+    case 3:
+      return tile(std::integral_constant<int, 3>{}, ow, last);
+    default:
+      return tile(std::integral_constant<int, 4>{}, ow, last);
+  }
+}
+
+// Output rows [r0, r1) (row = od·out1 + oh) of output channel `o` from its padded plane, into
+// y (the channel's output), in groups of rows within a depth slice. 2-D kernels of 3 or 5 rows,
+// undilated along them, of row stride 1 or 2, take groups of 8 rows of up to two vectors, else
+// 4 (dw_tile_rows: up to 16 sums); other kernels and the rows left take groups of up to 8 rows
+// of one vector, 4 of two, 2 of more (dw_tile: up to 8 sums, the chains that two FMA pipes of 4
+// cycles' latency need).
 template <class T>
 void dw_rows(const Window3& w, const DwPlane& p, const T* plane, const T* wo, T bias,
              const std::vector<int64_t>& tap_off, int64_t r0, int64_t r1, T* y) {
-  using V = Vec<T>;
-  constexpr int L = kLanes<V>;
-  int64_t n = w.out[2];
-  size_t taps = tap_off.size();
-  for (int64_t r = r0; r < r1; ++r) {
-    int64_t od = r / w.out[1], oh = r % w.out[1];
+  constexpr int L = kLanes<Vec<T>>;
+  const DwArgs<T> a{wo,
+                    bias,
+                    tap_off.data(),
+                    tap_off.size(),
+                    static_cast<int>(w.k[2]),
+                    p.row_len,
+                    w.stride[1] * p.row_len,
+                    w.out[2]};
+  const int64_t nvec = (a.n + L - 1) / L;
+  using Group = void (*)(const DwArgs<T>&, const T*, T*);
+  const int64_t shared_rows = nvec <= 2 ? 8 : 4;
+  Group shared = nullptr;
+  if (w.k[0] == 1 && w.dil[1] == 1) {
+    const bool eight = shared_rows == 8;
+    const int64_t kind = w.k[1] * 10 + w.stride[1];
+    if (kind == 31) shared = eight ? dw_row_group<8, 3, 1, T> : dw_row_group<4, 3, 1, T>;
+    if (kind == 32) shared = eight ? dw_row_group<8, 3, 2, T> : dw_row_group<4, 3, 2, T>;
+    if (kind == 51) shared = eight ? dw_row_group<8, 5, 1, T> : dw_row_group<4, 5, 1, T>;
+    if (kind == 52) shared = eight ? dw_row_group<8, 5, 2, T> : dw_row_group<4, 5, 2, T>;
+  }
+  const int64_t most = nvec == 1 ? 8 : nvec == 2 ? 4 : 2;
+  for (int64_t r = r0; r < r1;) {
+    const int64_t od = r / w.out[1], oh = r % w.out[1];
     const T* base = plane + (od * w.stride[0] * p.hp + oh * w.stride[1]) * p.row_len;
-    T* yr = y + r * n;
-    int64_t ow = 0;
-    for (; ow + 4 * L <= n; ow += 4 * L) {
-      V a0 = splat<V>(bias), a1 = a0, a2 = a0, a3 = a0;
-      for (size_t t = 0; t < taps; ++t) {
-        const T* xp = base + tap_off[t] + ow;
-        V wv = splat<V>(wo[t]);
-        a0 += wv * load<V>(xp);
-        a1 += wv * load<V>(xp + L);
-        a2 += wv * load<V>(xp + 2 * L);
-        a3 += wv * load<V>(xp + 3 * L);
-      }
-      store(yr + ow, a0);
-      store(yr + ow + L, a1);
-      store(yr + ow + 2 * L, a2);
-      store(yr + ow + 3 * L, a3);
+    T* yr = y + r * a.n;
+    const int64_t left = std::min(r1 - r, w.out[1] - oh);  // in this depth slice
+    if (shared != nullptr && left >= shared_rows) {
+      shared(a, base, yr);
+      r += shared_rows;
+      continue;
     }
-    for (; ow < n; ow += L) {
-      // Four partial sums over the taps: one chain of 25 FMAs (5×5) waited on each FMA's
-      // latency, and the last vector of a row of 80 took as long as the four before it.
-      V a0 = splat<V>(bias), a1{}, a2{}, a3{};
-      size_t t = 0;
-      for (; t + 4 <= taps; t += 4) {
-        a0 += splat<V>(wo[t]) * load<V>(base + tap_off[t] + ow);
-        a1 += splat<V>(wo[t + 1]) * load<V>(base + tap_off[t + 1] + ow);
-        a2 += splat<V>(wo[t + 2]) * load<V>(base + tap_off[t + 2] + ow);
-        a3 += splat<V>(wo[t + 3]) * load<V>(base + tap_off[t + 3] + ow);
-      }
-      for (; t < taps; ++t) a0 += splat<V>(wo[t]) * load<V>(base + tap_off[t] + ow);
-      a0 = (a0 + a1) + (a2 + a3);
-      if (ow + L <= n)
-        store(yr + ow, a0);
-      else
-        store_partial(yr + ow, a0, static_cast<int>(n - ow));
-    }
+    const int64_t g = most >= 8 && left >= 8 ? 8 : most >= 4 && left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    const Group group = g == 8   ? dw_row_group<8, 0, 1, T>
+                        : g == 4 ? dw_row_group<4, 0, 1, T>
+                        : g == 2 ? dw_row_group<2, 0, 1, T>
+                                 : dw_row_group<1, 0, 1, T>;
+    group(a, base, yr);
+    r += g;
   }
 }
 
