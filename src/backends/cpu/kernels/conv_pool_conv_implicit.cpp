@@ -61,6 +61,36 @@ void implicit_tile(int64_t k, const float* __restrict a, const float* b,
     }
 }
 
+// The band's flat positions [0, end) (output row r's column ow at r·pitch + ow; columns past
+// OW are padding, computed and dropped) for every panel of output channels: tiles of 48
+// positions (32 and the rest for a last one of at most a vector more), each through a scratch
+// tile whose row segments are copied to the output rows they belong to (y: the band's first
+// output row of the group's first channel).
+void flat_tiles(const ConvGeo& g, const float* band, const int32_t* off, const float* ag,
+                const float* bg, int64_t end, int64_t pitch, float* y) {
+  const int64_t OW = g.w.out[2], panels = (g.opg + kMR - 1) / kMR;
+  alignas(64) float tile[kMR * kNR];
+  for (int64_t j = 0, nr = 0; j < end; j += nr) {
+    nr = std::min<int64_t>(kNR, end - j);
+    if (end - j > kNR && end - j <= kNR + kL) nr = 2 * kL;
+    const auto kernel = nr > 2 * kL ? implicit_tile<3>
+                        : nr > kL   ? implicit_tile<2>
+                                    : implicit_tile<1>;
+    for (int64_t q = 0; q < panels; ++q) {
+      const int mr = static_cast<int>(std::min<int64_t>(kMR, g.opg - q * kMR));
+      kernel(g.K, ag + q * kMR * g.K, band + j, off, bg + q * kMR, tile, kNR, mr,
+             static_cast<int>(nr));
+      for (int64_t r = j / pitch; r * pitch < j + nr; ++r) {
+        const int64_t lo = std::max(j, r * pitch), hi = std::min(j + nr, r * pitch + OW);
+        if (lo >= hi) continue;
+        for (int i = 0; i < mr; ++i)
+          copy_row(tile + i * kNR + (lo - j), y + (q * kMR + i) * g.P + r * OW + (lo - r * pitch),
+                   hi - lo);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 bool implicit_gemm_suits(const ConvGeo& g) {
@@ -96,7 +126,13 @@ void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const
   // each wq long: output column ow's tap kw then reads phase (kw·dw) mod sw at ow + (kw·dw)/sw,
   // so a tile's columns are consecutive for any column stride. wq covers every column a tile
   // reads, the last tile's included.
-  const int64_t wq = (OW + (KW - 1) * dw / sw + kNR + kL - 1) / kL * kL, wa = sw * wq;
+  // Unstrided, the band's rows lie end to end at the padded width instead (`flat`): a tile then
+  // runs on across output rows, its columns past a row's end computed and dropped, so that a row
+  // narrower than a whole number of tiles wastes only its padding columns. Rows of 28 filled 28
+  // of a tile's 32 lanes, of 56 56 of 64; at the padded width 28 of 30 and 56 of 58.
+  const bool flat = sw == 1 && sh == 1;
+  const int64_t wq = flat ? OW + (KW - 1) * dw : (OW + (KW - 1) * dw / sw + kNR + kL - 1) / kL * kL;
+  const int64_t wa = sw * wq;
   // Output rows a band: its input rows fit kBandBytes, and the bands go round the threads.
   const int64_t row_bytes = g.cpg * wa * static_cast<int64_t>(sizeof(float));
   const int64_t fit = std::max<int64_t>(1, (kBandBytes / row_bytes - (KH - 1) * dh - 1) / sh + 1);
@@ -105,7 +141,8 @@ void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const
   const int64_t rows = std::clamp<int64_t>(std::min(fit, spread), 1, OH);
   const int64_t bands = (OH + rows - 1) / rows;
   const int64_t band_rows = (rows - 1) * sh + (KH - 1) * dh + 1;  // input rows of a full band
-  const int64_t cs = band_rows * wa;                              // a channel's rows in the band
+  // A channel's rows in the band, and (flat) a vector past them that a last tile reads.
+  const int64_t cs = band_rows * wa + (flat ? kL : 0);
 
   // B's row p = (c, kh, kw): its offset in the band from a tile's first column.
   std::vector<int32_t> off(static_cast<size_t>(g.K));
@@ -146,7 +183,8 @@ void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const
       const float* xg = x + (n * g.C + gi * g.cpg) * H * W;
       float* yg = y + (n * g.O + gi * g.opg) * g.P;
       // The band: input rows oh0·sh - pt + r, padded columns [0, wa), zero outside x.
-      for (int64_t c = 0; c < g.cpg; ++c)
+      for (int64_t c = 0; c < g.cpg; ++c) {
+        if (flat) std::fill(band + c * cs + band_rows * wa, band + (c + 1) * cs, 0.0f);
         for (int64_t r = 0; r < band_rows; ++r) {
           float* d = band + c * cs + r * wa;
           const int64_t ih = oh0 * sh - pt + r;
@@ -176,8 +214,14 @@ void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const
               for (int64_t t = 0; t < wq; ++t) d[f * wq + t] = row[t * sw + f];
           }
         }
+      }
       const float* ag = apk + gi * panels * kMR * g.K;
       const float* bg = bpk + gi * panels * kMR;
+      if (flat) {
+        flat_tiles(g, band, off.data(), ag, bg, (oh1 - oh0 - 1) * wa + OW, wa, yg + oh0 * OW);
+        if (ep != nullptr) apply_gemm_epilogue(*ep, yg, g.P, 0, g.opg, oh0 * OW, oh1 * OW);
+        continue;
+      }
       for (int64_t oh = oh0; oh < oh1; ++oh) {
         const float* brow = band + (oh - oh0) * sh * wa;
         // Tiles of 48 columns, but for a last one of at most a vector after a full one: then
