@@ -61,21 +61,29 @@ void implicit_tile(int64_t k, const float* __restrict a, const float* b,
     }
 }
 
+using TileFn = void (*)(int64_t, const float*, const float*, const int32_t*, const float*, float*,
+                        int64_t, int, int);
+
+// The next tile's width with `left` columns to go, and its kernel (as many vectors wide as
+// its columns need): 48 columns, but for a last one of at most a vector after a full one, 32
+// and the rest (56 columns as 32 + 24, not 48 + 8, whose one-vector tile waits on its
+// broadcasts of A: ResNet's 64-channel layer at 56 × 56 0.74 → 0.69 ms, and 128 channels 2.81
+// → 2.69, two threads, 5 rounds).
+TileFn next_tile(int64_t left, int64_t& nr) {
+  nr = left > kNR && left <= kNR + kL ? 2 * kL : std::min<int64_t>(kNR, left);
+  return nr > 2 * kL ? implicit_tile<3> : nr > kL ? implicit_tile<2> : implicit_tile<1>;
+}
+
 // The band's flat positions [0, end) (output row r's column ow at r·pitch + ow; columns past
-// OW are padding, computed and dropped) for every panel of output channels: tiles of 48
-// positions (32 and the rest for a last one of at most a vector more), each through a scratch
-// tile whose row segments are copied to the output rows they belong to (y: the band's first
-// output row of the group's first channel).
+// OW are padding, computed and dropped) for every panel of output channels, in next_tile's
+// tiles, each through a scratch tile whose row segments are copied to the output rows they
+// belong to (y: the band's first output row of the group's first channel).
 void flat_tiles(const ConvGeo& g, const float* band, const int32_t* off, const float* ag,
                 const float* bg, int64_t end, int64_t pitch, float* y) {
   const int64_t OW = g.w.out[2], panels = (g.opg + kMR - 1) / kMR;
   alignas(64) float tile[kMR * kNR];
   for (int64_t j = 0, nr = 0; j < end; j += nr) {
-    nr = std::min<int64_t>(kNR, end - j);
-    if (end - j > kNR && end - j <= kNR + kL) nr = 2 * kL;
-    const auto kernel = nr > 2 * kL ? implicit_tile<3>
-                        : nr > kL   ? implicit_tile<2>
-                                    : implicit_tile<1>;
+    const TileFn kernel = next_tile(end - j, nr);
     for (int64_t q = 0; q < panels; ++q) {
       const int mr = static_cast<int>(std::min<int64_t>(kMR, g.opg - q * kMR));
       kernel(g.K, ag + q * kMR * g.K, band + j, off, bg + q * kMR, tile, kNR, mr,
@@ -224,21 +232,12 @@ void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const
       }
       for (int64_t oh = oh0; oh < oh1; ++oh) {
         const float* brow = band + (oh - oh0) * sh * wa;
-        // Tiles of 48 columns, but for a last one of at most a vector after a full one: then
-        // 32 and the rest (56 columns as 32 + 24, not 48 + 8, whose one-vector tile waits on
-        // its broadcasts of A: ResNet's 64-channel layer at 56 × 56 0.74 → 0.69 ms, and 128
-        // channels 2.81 → 2.69, two threads, 5 rounds).
         for (int64_t ow = 0, nr = 0; ow < OW; ow += nr) {
-          nr = std::min<int64_t>(kNR, OW - ow);
-          if (OW - ow > kNR && OW - ow <= kNR + kL) nr = 2 * kL;
+          const TileFn tile = next_tile(OW - ow, nr);
           for (int64_t q = 0; q < panels; ++q) {
             const int mr = static_cast<int>(std::min<int64_t>(kMR, g.opg - q * kMR));
             const float* a = ag + q * kMR * g.K;
             float* c = yg + q * kMR * g.P + oh * OW + ow;
-            // As many vectors wide as the tile's columns need.
-            const auto tile = nr > 2 * kL ? implicit_tile<3>
-                              : nr > kL   ? implicit_tile<2>
-                                          : implicit_tile<1>;
             tile(g.K, a, brow + ow, off.data(), bg + q * kMR, c, g.P, mr, static_cast<int>(nr));
           }
         }
