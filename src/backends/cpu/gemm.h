@@ -55,7 +55,10 @@ struct GemmOperand {
 // an accumulating product) and C += bias (per column, contiguous [n]); C = act(C) (alpha NaN: the
 // kind's default); C *= mul (row-major, leading dimension ld_mul); tile(tile_ctx, c, ldc, i0, i1,
 // j0, j1) on the block of C just finished (C's row 0 at c; a fused kind's own epilogue, run while
-// the block is in cache).
+// the block is in cache). Where out_bf16 is set, the rest being empty but tile: a product that
+// runs on the bf16 pair kernel stores each finished tile of the sum as bf16 at out_bf16 (row
+// stride ld_out, C's origin) straight from its registers, and leaves C and tile alone; any other
+// product runs tile as usual (which must then store the same).
 template <class T>
 struct GemmEpilogue {
   const T* row_bias = nullptr;
@@ -67,6 +70,8 @@ struct GemmEpilogue {
   void (*tile)(const void* ctx, T* c, int64_t ldc, int64_t i0, int64_t i1, int64_t j0,
                int64_t j1) = nullptr;
   const void* tile_ctx = nullptr;
+  uint16_t* out_bf16 = nullptr;
+  int64_t ld_out = 0;
 };
 
 // C (row-major, ldc) = [C +] A·B, then the epilogue (may be null).

@@ -17,15 +17,6 @@
 TESSEL_ISA_BEGIN
 namespace {
 
-// f32 -> bf16, round to nearest even; NaN stays a quiet NaN.
-inline uint16_t bf16_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
-
 // Decoded values of every code of a one-byte float format.
 struct Fp8Table {
   float v[256];
@@ -155,21 +146,11 @@ void from_float(const S* src, void* dst, DType dt, int64_t stride, int64_t n) {
         int64_t i = 0;
 #if defined(TESSEL_CPU_ISA_AVX512)
         // bf16_bits on 16 lanes (the bf16 outputs of the GEMMs spent a quarter of the product's
-        // time in the element loop). maskz forms: GCC 12 warns on the undefined-source ones.
-        if (stride == 1) {
-          const __m512i half = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1);
-          for (; i + 16 <= n; i += 16) {
-            const __m512i u = _mm512_loadu_si512(src + i);
-            const __m512i hi = _mm512_maskz_srli_epi32(0xffff, u, 16);
-            const __mmask16 nan = _mm512_cmpgt_epu32_mask(
-                _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
-            __m512i r = _mm512_maskz_srli_epi32(
-                0xffff, _mm512_add_epi32(u, _mm512_add_epi32(half, _mm512_and_si512(hi, one))), 16);
-            r = _mm512_mask_or_epi32(r, nan, hi, _mm512_set1_epi32(0x40));
+        // time in the element loop).
+        if (stride == 1)
+          for (; i + 16 <= n; i += 16)
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i),
-                                _mm512_maskz_cvtepi32_epi16(0xffff, r));
-          }
-        }
+                                bf16_bits(_mm512_loadu_ps(src + i)));
 #endif
         for (; i < n; ++i) d[i * stride] = bf16_bits(src[i]);
       } else {

@@ -198,6 +198,19 @@ struct PairOperand : GemmOperand {
 template <class Bk, class T = typename Bk::Elem>
 void pack_a(const GemmOperand& a, int64_t i0, int64_t mc, int64_t p0, int64_t kc, T* dst);
 
+#if defined(TESSEL_CPU_ISA_AVX512)
+// 16 bf16 elements widened to 32 bits (a pair with an empty high half). (maskz forms: GCC 12
+// warns on the undefined-source ones.)
+inline __m512i widen_bf16(const uint16_t* p) {
+  return _mm512_maskz_cvtepu16_epi32(0xffff,
+                                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+// 16 columns of bf16 rows r0 and r1 as 16 pairs, r1's element in the high half.
+inline __m512i pair_words(const uint16_t* r0, const uint16_t* r1) {
+  return _mm512_or_si512(widen_bf16(r0), _mm512_maskz_slli_epi32(0xffff, widen_bf16(r1), 16));
+}
+#endif
+
 // pack_a for pairs: rows [i0, i0+mc) × pairs [q0, q0+kq), pair (i, q) at panel word q·MR + i.
 template <class Bk>
 void pack_a_pairs(const PairOperand& a, int64_t i0, int64_t mc, int64_t q0, int64_t kq,
@@ -237,11 +250,6 @@ void pack_b_pairs(const PairOperand& b, int64_t q0, int64_t kq, int64_t j0, int6
   if (b.cs == 1 && nc >= NR) {
     // Row-major: as pack_b's, 8 panels at a time, a pair of rows at a time (each row read 512 B
     // in order), 16 columns of the two rows widened to 32 bits and interleaved by a shift.
-    // (maskz forms: GCC 12 warns on the undefined-source ones.)
-    auto widen = [](const uint16_t* p) {
-      return _mm512_maskz_cvtepu16_epi32(0xffff,
-                                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-    };
     constexpr int64_t kGroup = 8 * NR;
     const int64_t full = nc / NR * NR;
     for (int64_t g0 = 0; g0 < full; g0 += kGroup) {
@@ -254,11 +262,9 @@ void pack_b_pairs(const PairOperand& b, int64_t q0, int64_t kq, int64_t j0, int6
         for (int64_t jr = g0; jr < g1; jr += NR)
 #pragma GCC unroll 4
           for (int v = 0; v < NV; ++v) {
-            __m512i w = widen(r0 + jr + v * L);
-            if (second)
-              w = _mm512_or_si512(
-                  w, _mm512_maskz_slli_epi32(0xffff, widen(r0 + b.rs + jr + v * L), 16));
-            _mm512_store_si512(d + jr * kq + v * L, w);
+            const uint16_t* e = r0 + jr + v * L;
+            _mm512_store_si512(d + jr * kq + v * L,
+                               second ? pair_words(e, e + b.rs) : widen_bf16(e));
           }
       }
     }
@@ -447,11 +453,13 @@ inline Vf dot_pairs(Vf acc, Vf, Vf) { return acc; }  // never called: no PairBlo
 
 // C[0 .. mr, 0 .. nr] (+)= one A micro-panel · one B micro-panel; `ahead` (optional) requests
 // a line every 4 steps of k. DirectA: A is MR rows of row-major A in place, `lda` apart (mr ==
-// MR), not a packed panel.
+// MR), not a packed panel. Pairs: with `out`, the sum's last k block, the tile's sum ([C +] the
+// product) goes to out (rows `ldo` apart) as bf16 instead of to C.
 template <class Bk, bool DirectA = false, class T = typename Bk::Elem>
 inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, int64_t ldb,
                          T* c, int64_t ldc, int mr, int nr, bool accumulate,
-                         BAhead<T>* ahead = nullptr, int64_t lda = 0) {
+                         BAhead<T>* ahead = nullptr, int64_t lda = 0, uint16_t* out = nullptr,
+                         int64_t ldo = 0) {
   using V = VecT<T>;
   constexpr int MR = Bk::MR, NR = Bk::NR, L = Bk::kL, NV = Bk::NV;
   V acc[MR][NV];
@@ -484,6 +492,35 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
     a += DirectA ? 1 : MR;
     b += ldb;
   }
+#if defined(TESSEL_CPU_ISA_AVX512)
+  if constexpr (Bk::kPairs) {
+    if (out != nullptr) {
+      // Rounded from the registers: a bf16 product's f32 C and a pass over it saved (1024 × 512 ×
+      // 2048 on two threads: that pass and C's traffic were ~12% of the time).
+      if (mr == MR && nr == NR) {
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+          for (int v = 0; v < NV; ++v) {
+            const V s = accumulate ? load<V>(c + i * ldc + v * L) + acc[i][v] : acc[i][v];
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i * ldo + v * L),
+                                bf16_bits(bitcast<__m512>(s)));
+          }
+        return;
+      }
+      alignas(64) T tmp[MR * NR];
+#pragma GCC unroll 16
+      for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) store(tmp + i * NR + v * L, acc[i][v]);
+      for (int i = 0; i < mr; ++i)
+        for (int j = 0; j < nr; ++j)
+          out[i * ldo + j] =
+              bf16_bits(accumulate ? c[i * ldc + j] + tmp[i * NR + j] : tmp[i * NR + j]);
+      return;
+    }
+  }
+#endif
   if (mr == MR && nr == NR) {
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i)
@@ -526,8 +563,8 @@ template <class Bk, class T = typename Bk::Elem>
 [[gnu::target("avx512bf16"), gnu::flatten]]
 #endif
 void micro_kernel_pairs(int64_t kc, const T* a, const T* b, int64_t ldb, T* c, int64_t ldc, int mr,
-                        int nr, bool accumulate) {
-  micro_kernel<Bk>(kc, a, b, ldb, c, ldc, mr, nr, accumulate);
+                        int nr, bool accumulate, BAhead<T>* ahead, uint16_t* out, int64_t ldo) {
+  micro_kernel<Bk>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead, 0, out, ldo);
 }
 
 // Where a macro-kernel reads B: packed kc×NR panels, or (few rows of A: packing B would cost
@@ -565,6 +602,10 @@ struct BAhead {
   T* copy_dst = nullptr;
   int64_t copy_rows_left = 0, copy_ld = 0;
   int copy_vecs = 0, copy_v = 0;
+  // Pairs (bf16 B): a row of pairs from two bf16 rows instead, the first at pair_src, the
+  // second pair_rs elements on.
+  const uint16_t* pair_src = nullptr;
+  int64_t pair_rs = 0;
   void one() {
     if (copy_rows_left != 0) copy_one();
     if (rows_left == 0) return;
@@ -578,6 +619,19 @@ struct BAhead {
   void copy_one() {
     using V = VecT<T>;
     constexpr int L = kLanes<V>;
+#if defined(TESSEL_CPU_ISA_AVX512)
+    if (pair_src != nullptr) {
+      const uint16_t* e = pair_src + copy_v * L;
+      _mm512_store_si512(copy_dst + copy_v * L, pair_words(e, e + pair_rs));
+      if (++copy_v == copy_vecs) {
+        copy_v = 0;
+        pair_src += 2 * pair_rs;
+        copy_dst += copy_ld;
+        --copy_rows_left;
+      }
+      return;
+    }
+#endif
     store(copy_dst + copy_v * L, load<V>(copy_src + copy_v * L));
     if (++copy_v == copy_vecs) {
       copy_v = 0;
@@ -594,37 +648,51 @@ struct BAhead {
 
 // Row-major B's k block packed panel by panel along a macro-kernel (`along`): the panel at
 // column jr + NR along the micro-kernels of panel jr, the one after it requested ahead. `src`
-// is the block's first row at its first column; the panels before `full` are copied (the
-// first and any partial one the caller packs).
+// (bf16 B as pairs: `pairs`) is the block's first row at its first column; the panels before
+// `full` are copied (the first and any partial one the caller packs).
 template <class T>
 struct PanelsAlong {
   const T* src = nullptr;
+  const uint16_t* pairs = nullptr;
   int64_t rs = 0;
   T* dst = nullptr;  // the packed block, panel jr at dst + jr·kc
   int64_t full = 0;
 };
 
 // C[0 .. mc, 0 .. ncols] (+)= A block (packed or in place) · B panels; `ahead` as for
-// micro_kernel, or B's panels packed `along` it.
+// micro_kernel, or B's panels packed `along` it; `out` (pairs, at C's origin) as for micro_kernel.
 template <class Bk, class T = typename Bk::Elem>
 void macro_kernel(int64_t mc, int64_t ncols, int64_t kc, const ASource<T>& a, const BSource<T>& b,
                   T* c, int64_t ldc, bool accumulate, BAhead<T>* ahead = nullptr,
-                  const PanelsAlong<T>* along = nullptr) {
+                  const PanelsAlong<T>* along = nullptr, uint16_t* out = nullptr, int64_t ldo = 0) {
   constexpr int MR = Bk::MR, NR = Bk::NR;
   for (int64_t jr = 0; jr < ncols; jr += NR) {
     BAhead<T> next;
     BAhead<T>* steps = ahead;
     if (along != nullptr && jr + NR < along->full) {
-      next.rs = along->rs;
-      next.copy_src = along->src + jr + NR;
       next.copy_dst = along->dst + (jr + NR) * kc;
       next.copy_rows_left = kc;
       next.copy_ld = NR;
       next.copy_vecs = Bk::NV;
-      if (jr + 2 * NR < along->full) {
-        next.row = along->src + jr + 2 * NR;
-        next.rows_left = kc;
-        next.row_lines = NR * static_cast<int64_t>(sizeof(T)) / 64;
+      if (along->pairs != nullptr) {
+        // Twice as many source rows of half the bytes: requested a line a row where the rows
+        // are whole floats apart.
+        next.pair_src = along->pairs + jr + NR;
+        next.pair_rs = along->rs;
+        if (jr + 2 * NR < along->full && along->rs % 2 == 0) {
+          next.row = reinterpret_cast<const T*>(along->pairs + jr + 2 * NR);
+          next.rs = along->rs / 2;
+          next.rows_left = 2 * kc;
+          next.row_lines = NR * 2 / 64;
+        }
+      } else {
+        next.rs = along->rs;
+        next.copy_src = along->src + jr + NR;
+        if (jr + 2 * NR < along->full) {
+          next.row = along->src + jr + 2 * NR;
+          next.rows_left = kc;
+          next.row_lines = NR * static_cast<int64_t>(sizeof(T)) / 64;
+        }
       }
       steps = &next;
     }
@@ -639,7 +707,8 @@ void macro_kernel(int64_t mc, int64_t ncols, int64_t kc, const ASource<T>& a, co
       const int mr = static_cast<int>(std::min<int64_t>(MR, mc - ir));
       if constexpr (Bk::kPairs)
         micro_kernel_pairs<Bk>(kc, a.packed + ir * kc, bp, ldb, c + ir * ldc + jr, ldc, mr, nr,
-                               accumulate);
+                               accumulate, steps, out != nullptr ? out + ir * ldo + jr : nullptr,
+                               ldo);
       else if (a.direct != nullptr && ir < a.full)
         narrowest_kernel<Bk, true>(kc, a.direct + ir * a.ld, bp, ldb, c + ir * ldc + jr, ldc, mr,
                                    nr, accumulate, steps, a.ld);
@@ -666,6 +735,14 @@ template <class Bk, class T = typename Bk::Elem>
 void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const GemmOperand& b, T* c,
                  int64_t ldc, bool accumulate, const GemmEpilogue<T>* ep) {
   constexpr int MR = Bk::MR, NR = Bk::NR;
+  // bf16 out from the pair kernel's registers (GemmEpilogue::out_bf16): the sum's last k block
+  // stores there, and the epilogue is not run. out_at: where the tile at C's (i, j) goes.
+  uint16_t* const out16 = Bk::kPairs && ep != nullptr ? ep->out_bf16 : nullptr;
+  const int64_t ldo = out16 != nullptr ? ep->ld_out : 0;
+  if (out16 != nullptr) ep = nullptr;
+  auto out_at = [out16, ldo](bool last, int64_t i, int64_t j) {
+    return last && out16 != nullptr ? out16 + i * ldo + j : nullptr;
+  };
   // Small products are not worth waking the pool.
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * k;
   const int threads = flops < 2e6 ? 1 : num_threads();
@@ -774,7 +851,9 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
                 ahead.row_lines = ((n1 - n0) * static_cast<int64_t>(sizeof(T)) + 63) / 64;
               }
               macro_kernel<Bk>(i1 - i0, g1 - g0, kc, ASource<T>{pak}, part, c + i0 * ldc + jc + g0,
-                               ldc, accumulate || pc > 0, grouped ? &ahead : nullptr);
+                               ldc, accumulate || pc > 0, grouped ? &ahead : nullptr,
+                               static_cast<const PanelsAlong<T>*>(nullptr),
+                               out_at(pc + kc >= k, i0, jc + g0), ldo);
             }
           }
           if (ep != nullptr) apply_gemm_epilogue(*ep, c, ldc, i0, i1, jc + c0, jc + c1);
@@ -821,9 +900,10 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
             }
             BSource<T> part;
             part.packed = pb;
-            macro_kernel<Bk>(m, cols(q), kc, ASource<T>{whole_a_at(pc)}, part, c + jc + c0, ldc,
-                             accumulate || pc > 0,
-                             packed || ahead.rows_left != 0 ? &ahead : nullptr);
+            macro_kernel<Bk>(
+                m, cols(q), kc, ASource<T>{whole_a_at(pc)}, part, c + jc + c0, ldc,
+                accumulate || pc > 0, packed || ahead.rows_left != 0 ? &ahead : nullptr,
+                static_cast<const PanelsAlong<T>*>(nullptr), out_at(pc + kc >= k, 0, jc + c0), ldo);
             ahead.finish_copy();
             if (pc + kc >= k && ep != nullptr)
               apply_gemm_epilogue(*ep, c, ldc, 0, m, jc + c0, jc + c0 + cols(q));
@@ -862,6 +942,7 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
       const int64_t own_panels = row_panels - extra, e0 = own_panels * MR;
       const bool row_major_b =
           b.panels == nullptr && b.dtype == kNative<T> && b.cs == 1 && nc >= NR;
+      const bool pair_rows = Bk::kPairs && b.panels == nullptr && b.cs == 1 && nc >= NR;
       // At most 16 column panels: row-major A is read in place (ASource), not packed. Each A
       // element is then used by too few micro-kernels to pay for its packing pass (at N = 49
       // a 16 × 16 transpose and a store for two uses: 22% of ResNet's 512-channel 3 × 3 layer).
@@ -893,8 +974,14 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
                                            ? std::min(m, (rb0 + 1) * own_panels / row_blocks * MR) -
                                                  rb0 * own_panels / row_blocks * MR
                                            : 0;
-            if (row_major_b && first_rows > 0) {
-              along.src = static_cast<const T*>(b.data) + pc * b.rs + jc;
+            // bf16 pairs: where every pair of the block has its two rows (not an odd k's last).
+            const bool pairs_along =
+                pair_rows && 2 * (pc + kc) <= static_cast<const PairOperand&>(b).k;
+            if ((row_major_b || pairs_along) && first_rows > 0) {
+              if (pairs_along)
+                along.pairs = static_cast<const uint16_t*>(b.data) + 2 * pc * b.rs + jc;
+              else
+                along.src = static_cast<const T*>(b.data) + pc * b.rs + jc;
               along.rs = b.rs;
               along.dst = pb;
               along.full = nc / NR * NR;
@@ -920,7 +1007,8 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
               }
               macro_kernel<Bk>(mc, nc, kc, as, src, c + i0 * ldc + jc, ldc, acc,
                                static_cast<BAhead<T>*>(nullptr),
-                               along.src != nullptr && rb == rb0 ? &along : nullptr);
+                               along.dst != nullptr && rb == rb0 ? &along : nullptr,
+                               out_at(last, i0, jc), ldo);
               if (last && ep != nullptr) apply_gemm_epilogue(*ep, c, ldc, i0, i0 + mc, jc, jc + nc);
             }
             const int64_t c0 = t * panels / threads * NR;
@@ -930,7 +1018,9 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
             BSource<T> part;
             part.packed = pb + c0 * kc;
             macro_kernel<Bk>(m - e0, c1 - c0, kc, ASource<T>{pa}, part, c + e0 * ldc + jc + c0, ldc,
-                             acc);
+                             acc, static_cast<BAhead<T>*>(nullptr),
+                             static_cast<const PanelsAlong<T>*>(nullptr), out_at(last, e0, jc + c0),
+                             ldo);
             if (last && ep != nullptr) apply_gemm_epilogue(*ep, c, ldc, e0, m, jc + c0, jc + c1);
           }
       });
@@ -975,7 +1065,9 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
           }
           pack_a<Bk>(a, i0, mc, pc, kc, pa);
           T* ct = c + i0 * ldc + jc + c0;
-          macro_kernel<Bk>(mc, c1 - c0, kc, ASource<T>{pa}, part, ct, ldc, acc);
+          macro_kernel<Bk>(
+              mc, c1 - c0, kc, ASource<T>{pa}, part, ct, ldc, acc, static_cast<BAhead<T>*>(nullptr),
+              static_cast<const PanelsAlong<T>*>(nullptr), out_at(last, i0, jc + c0), ldo);
           if (last && ep != nullptr)
             apply_gemm_epilogue(*ep, c, ldc, i0, i0 + mc, jc + c0, jc + c1);
         }

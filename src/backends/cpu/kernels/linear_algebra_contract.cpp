@@ -179,6 +179,11 @@ void contract_typed(const std::vector<int64_t>& sizes, LabeledView x, LabeledVie
       std::is_floating_point_v<T> && !direct && items.size() == 1 && sums.size() == 1;
   if constexpr (std::is_floating_point_v<T>) {
     to_out.tile_ctx = &store_out;
+    // bf16 rows: stored by the pair kernel from its registers where the product runs there.
+    if (out_dtype == DType::BF16 && N.c == 1) {
+      to_out.out_bf16 = static_cast<uint16_t*>(out);
+      to_out.ld_out = M.c;
+    }
     to_out.tile = [](const void* ctx, T* cc, int64_t ldc, int64_t i0, int64_t i1, int64_t j0,
                      int64_t j1) {
       const auto& so = *static_cast<const StoreOut*>(ctx);
