@@ -137,6 +137,16 @@ TEST(CpuLinearAlgebra, MatMulLargeThreaded) {
     check(OpKind::MatMul, matmul_attrs(false, true), {a, bt}, 2201,
           name("MatMul tb", DType::BF16, a.shape, bt.shape), 1, false);
   }
+  // A panel's last 1-4 columns against A read in place (at most 16 panels, rows owned by the
+  // threads): sums along k (dot_edge), 14 or 7 rows a block, rows of a partial block dropped;
+  // k with a partial vector (301) and over three k blocks with accumulation (2304 = 3 × 768).
+  for (DType dt : {DType::F32, DType::F64})
+    for (int64_t n : {33, 34, 35, 36, 196})
+      for (int64_t k : {301, 2304}) {
+        HostTensor a = data(dt, {300, k}, ++seed), b = data(dt, {k, n}, ++seed);
+        check(OpKind::MatMul, matmul_attrs(), {a, b}, k, name("MatMul", dt, a.shape, b.shape), 1,
+              false);
+      }
   // Matrix-vector products (no packing) in both orientations and with transposes.
   for (DType dt : {DType::F32, DType::F64, DType::F16}) {
     HostTensor v = data(dt, {700}, ++seed), w = data(dt, {700, 1100}, ++seed),

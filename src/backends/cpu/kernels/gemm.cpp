@@ -124,7 +124,7 @@ class Scratch {
   void* p_ = nullptr;
   size_t cap_ = 0;
 };
-thread_local Scratch t_pack_a, t_pack_b, t_vec, t_whole_a;
+thread_local Scratch t_pack_a, t_pack_b, t_vec, t_whole_a, t_edge;
 // Which few-rows product's whole packed A t_whole_a holds (gemm_packed's whole_a): ids are
 // unique per call, so a stale buffer is never taken for the current A.
 std::atomic<uint64_t> g_whole_a_id{0};
@@ -556,6 +556,66 @@ void narrowest_kernel(int64_t kc, const T* a, const T* b, int64_t ldb, T* c, int
   micro_kernel<Bk, DirectA>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead, lda);
 }
 
+// C[0 .. mr, 0 .. nr] (+)= R rows of row-major A (in place, `lda` apart; rows past mr read row
+// mr - 1, their sums dropped) · NC columns of B laid along k (`bt`, columns `ldbt` apart): the
+// products vectorized along k, R·NC sums in registers, each reduced at the end. For a panel's
+// last few columns, where micro_kernel's lanes along the columns would be mostly empty.
+template <class T, int R, int NC>
+void dot_block(int64_t kc, const T* a, int64_t lda, const T* bt, int64_t ldbt, T* c, int64_t ldc,
+               int mr, bool accumulate) {
+  using V = VecT<T>;
+  constexpr int L = kLanes<V>;
+  const T* ar[R];
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i) ar[i] = a + std::min(i, mr - 1) * lda;
+  V acc[R][NC];
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < NC; ++j) acc[i][j] = V{};
+  auto step = [&](int64_t p, int n) {
+    V bv[NC];
+#pragma GCC unroll 4
+    for (int j = 0; j < NC; ++j)
+      bv[j] = n == L ? load<V>(bt + j * ldbt + p) : load_partial<V>(bt + j * ldbt + p, n);
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) {
+      const V av = n == L ? load<V>(ar[i] + p) : load_partial<V>(ar[i] + p, n);
+#pragma GCC unroll 4
+      for (int j = 0; j < NC; ++j) acc[i][j] += av * bv[j];
+    }
+  };
+  int64_t p = 0;
+  for (; p + L <= kc; p += L) step(p, L);
+  if (p < kc) step(p, static_cast<int>(kc - p));
+  for (int i = 0; i < std::min(R, mr); ++i)
+    for (int j = 0; j < NC; ++j) {
+      const T sum = reduce_add(acc[i][j]);
+      c[i * ldc + j] = accumulate ? c[i * ldc + j] + sum : sum;
+    }
+}
+
+// The widest columns dot_block takes, and its rows a block for nc columns (≤ 28 sums).
+constexpr int kDotCols = 4;
+template <class T>
+void dot_edge(int64_t kc, const T* a, int64_t lda, const T* bt, int64_t ldbt, T* c, int64_t ldc,
+              int mr, int nc, bool accumulate) {
+  switch (nc) {
+    case 1:
+      return dot_block<T, 14, 1>(kc, a, lda, bt, ldbt, c, ldc, mr, accumulate);
+    case 2:
+      return dot_block<T, 14, 2>(kc, a, lda, bt, ldbt, c, ldc, mr, accumulate);
+    default:
+      for (int i = 0; i < mr; i += 7) {
+        const int rows = std::min(7, mr - i);
+        if (nc == 3)
+          dot_block<T, 7, 3>(kc, a + i * lda, lda, bt, ldbt, c + i * ldc, ldc, rows, accumulate);
+        else
+          dot_block<T, 7, 4>(kc, a + i * lda, lda, bt, ldbt, c + i * ldc, ldc, rows, accumulate);
+      }
+  }
+}
+
 // micro_kernel on pairs: flattened into one body compiled for AVX512_BF16, where dot_pairs
 // inlines (elsewhere it would be a call per multiply).
 template <class Bk, class T = typename Bk::Elem>
@@ -703,12 +763,24 @@ void macro_kernel(int64_t mc, int64_t ncols, int64_t kc, const ASource<T>& a, co
       bp = jr < b.full ? b.direct + jr : b.edge;
       ldb = jr < b.full ? b.ld : NR;
     }
+    // A panel's last few columns against A in place: dot_edge, with the columns laid along k.
+    // ResNet's 14 × 14 layer (N = 196: 4 columns past 6 panels) spent ~6% of its samples in
+    // the one-vector tile there, for 2% of the flops.
+    T* bt = nullptr;
+    if (!Bk::kPairs && a.direct != nullptr && nr <= kDotCols && a.full > 0) {
+      bt = static_cast<T*>(t_edge.get(static_cast<size_t>(nr * kc) * sizeof(T)));
+      for (int64_t p = 0; p < kc; ++p)
+        for (int j = 0; j < nr; ++j) bt[j * kc + p] = bp[p * ldb + j];
+    }
     for (int64_t ir = 0; ir < mc; ir += MR) {
       const int mr = static_cast<int>(std::min<int64_t>(MR, mc - ir));
       if constexpr (Bk::kPairs)
         micro_kernel_pairs<Bk>(kc, a.packed + ir * kc, bp, ldb, c + ir * ldc + jr, ldc, mr, nr,
                                accumulate, steps, out != nullptr ? out + ir * ldo + jr : nullptr,
                                ldo);
+      else if (bt != nullptr && ir < a.full)
+        dot_edge(kc, a.direct + ir * a.ld, a.ld, bt, kc, c + ir * ldc + jr, ldc, mr, nr,
+                 accumulate);
       else if (a.direct != nullptr && ir < a.full)
         narrowest_kernel<Bk, true>(kc, a.direct + ir * a.ld, bp, ldb, c + ir * ldc + jr, ldc, mr,
                                    nr, accumulate, steps, a.ld);
