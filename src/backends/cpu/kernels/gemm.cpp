@@ -492,42 +492,24 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
     a += DirectA ? 1 : MR;
     b += ldb;
   }
-#if defined(TESSEL_CPU_ISA_AVX512)
-  if constexpr (Bk::kPairs) {
-    if (out != nullptr) {
-      // Rounded from the registers: a bf16 product's f32 C and a pass over it saved (1024 × 512 ×
-      // 2048 on two threads: that pass and C's traffic were ~12% of the time).
-      if (mr == MR && nr == NR) {
-#pragma GCC unroll 16
-        for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 4
-          for (int v = 0; v < NV; ++v) {
-            const V s = accumulate ? load<V>(c + i * ldc + v * L) + acc[i][v] : acc[i][v];
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i * ldo + v * L),
-                                bf16_bits(bitcast<__m512>(s)));
-          }
-        return;
-      }
-      alignas(64) T tmp[MR * NR];
-#pragma GCC unroll 16
-      for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) store(tmp + i * NR + v * L, acc[i][v]);
-      for (int i = 0; i < mr; ++i)
-        for (int j = 0; j < nr; ++j)
-          out[i * ldo + j] =
-              bf16_bits(accumulate ? c[i * ldc + j] + tmp[i * NR + j] : tmp[i * NR + j]);
-      return;
-    }
-  }
-#endif
+  // Pairs with `out`: rounded from the registers (a bf16 product's f32 C and a pass over it
+  // saved; 1024 × 512 × 2048 on two threads: that pass and C's traffic were ~12% of the time).
+  const bool to_bf16 = Bk::kPairs && out != nullptr;
   if (mr == MR && nr == NR) {
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) {
         T* cp = c + i * ldc + v * L;
-        store(cp, accumulate ? load<V>(cp) + acc[i][v] : acc[i][v]);
+        const V s = accumulate ? load<V>(cp) + acc[i][v] : acc[i][v];
+#if defined(TESSEL_CPU_ISA_AVX512)
+        if (to_bf16) {
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i * ldo + v * L),
+                              bf16_bits(bitcast<__m512>(s)));
+          continue;
+        }
+#endif
+        store(cp, s);
       }
     return;
   }
@@ -537,8 +519,13 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) store(tmp + i * NR + v * L, acc[i][v]);
   for (int i = 0; i < mr; ++i)
-    for (int j = 0; j < nr; ++j)
-      c[i * ldc + j] = accumulate ? c[i * ldc + j] + tmp[i * NR + j] : tmp[i * NR + j];
+    for (int j = 0; j < nr; ++j) {
+      const T s = accumulate ? c[i * ldc + j] + tmp[i * NR + j] : tmp[i * NR + j];
+      if (to_bf16)
+        out[i * ldo + j] = bf16_bits(static_cast<float>(s));
+      else
+        c[i * ldc + j] = s;
+    }
 }
 
 // micro_kernel by the narrowest tile of Bk's rows that covers nr columns: a panel's last few
