@@ -23,7 +23,7 @@ constexpr int64_t B = kStageBlock;
 
 // Streamed rows (x and y contiguous T, y ≫ cache) run as a pipeline one group of R rows deep:
 // while the statistics passes read the rows of group g, group g - 1, pending, is normalized and
-// written past the cache, and the row ahead is requested into L2, one vector of output for every
+// written past the cache, and x is requested kAheadBytes ahead, one vector of output for every
 // `passes` vectors the passes read. Reads and writes then share the memory's time through the
 // whole row, as softmax's do. (Before, a row's statistics passes ran with only reads in flight
 // and its normalization, into an L1 block streamed out, with the writes: on two threads
@@ -43,7 +43,7 @@ class NormPipeline {
   // Rows of n elements; gamma and beta (either may be null) n elements each.
   NormPipeline(int64_t n, const T* gamma, const T* beta) : n_(n), g_(gamma), b_(beta) {}
 
-  // A row's passes begin; `ahead` (or null) is the row to request along them.
+  // A row's passes begin; `ahead` (or null): the row's n elements to request along them.
   void begin(const T* ahead) {
     ahead_ = ahead;
     a_ = 0;
@@ -59,7 +59,7 @@ class NormPipeline {
         }
       }
       if (ahead_ && a_ < n_) {
-        __builtin_prefetch(ahead_ + a_, 0, 1);
+        request_line(ahead_ + a_);
         a_ += L;
       }
     }
@@ -67,7 +67,7 @@ class NormPipeline {
   // A row's passes ended with its coefficients c; once R rows have, the pending group is
   // completed and they become it.
   void end(const T* x, T* y, NormCoef<T> c) {
-    for (; ahead_ && a_ < n_; a_ += L) __builtin_prefetch(ahead_ + a_, 0, 1);
+    for (; ahead_ && a_ < n_; a_ += L) request_line(ahead_ + a_);
     push({x, y, c});
   }
   // Writes what remains: a group of fewer than R rows repeats its last row (written twice).
@@ -158,15 +158,15 @@ class NormPipeline {
   bool reverse_ = false, pending_ = false;
 };
 
-// Rows [r0, r1) of contiguous x (`rows` rows of n elements) normalized into contiguous y, the
-// row `ahead` rows on requested along each row's passes.
+// Rows [r0, r1) of contiguous x (`rows` rows of n elements) normalized into contiguous y, with
+// x requested from `ahead` elements past each row's start along its passes.
 template <class T, bool kCenter, int R>
 void stream_chunk(const T* x0, T* y0, int64_t rows, int64_t n, int64_t ahead, double eps,
                   const T* gamma, const T* beta, int64_t r0, int64_t r1) {
   NormPipeline<T, kCenter, R> pipe(n, gamma, beta);
   for (int64_t r = r0; r < r1; ++r) {
     const T* xr = x0 + r * n;
-    pipe.begin(r + ahead < rows ? xr + ahead * n : nullptr);
+    pipe.begin((r + 1) * n + ahead <= rows * n ? xr + ahead : nullptr);
     RowStats<T> st{.center = kCenter, .provisional = R == 1};
     for (int64_t k = 0; k < n; k += B) st.add(xr + k, std::min(B, n - k), pipe);
     pipe.end(xr, y0 + r * n, NormCoef<T>(st, eps));
@@ -194,9 +194,8 @@ void stream_rows(const HostTensor& x, const HostTensor& y, int64_t n, double eps
   const int64_t rows = x.numel() / n;
   const T* x0 = reinterpret_cast<const T*>(x.data());
   T* y0 = reinterpret_cast<T*>(y.data());
-  // The row requested along row r's passes: at least 8 KB ahead, so that it is in L2 when its
-  // own passes begin.
-  const int64_t ahead = std::max<int64_t>(1, 8192 / sizeof(T) / n);
+  // What row r's passes request along them: x from kAheadBytes past the row's start.
+  const int64_t ahead = kAheadBytes / static_cast<int64_t>(sizeof(T));
   const int64_t row_bytes = n * static_cast<int64_t>(sizeof(T));
   const bool inlined = row_bytes <= (16 << 10);
   // Groups of 4 rows for rows past 8 KB, where they can be taken. Two threads, 6 rounds, the

@@ -127,18 +127,18 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, T* tmp, PendingRow<T>* p
   // streamed, so that y is written once, past the cache; else into y.
   T* e = tmp ? tmp : y;
   V s0{}, s1{};
-  // Streaming: the rows at least 8 KB ahead are requested while this one computes (into L2;
-  // prefetches never fault, so running past the tensor's end is harmless), and the previous
+  // Streaming: x is requested kAheadBytes ahead of the loads (prefetches never fault, so running
+  // past the tensor's end is harmless), and the previous
   // row, pending, is written: reads and writes then share the memory's time, where a row
   // written in a burst after its exp pass left reads idle (1.27× slower at 4096 × 4096 and
   // 1.3× at 32768 × 512, on two threads).
-  const T* ahead = x + std::max<int64_t>(n, 8192 / sizeof(T));
+  const T* ahead = x + kAheadBytes / static_cast<int64_t>(sizeof(T));
   const PendingRow<T> p = pending ? *pending : PendingRow<T>{};
   const V pinv = splat<V>(p.inv);
   for (i = 0; i + 2 * L <= n; i += 2 * L) {
     if (tmp) {
-      __builtin_prefetch(ahead + i, 0, 1);
-      __builtin_prefetch(ahead + i + L, 0, 1);
+      request_line(ahead + i);
+      request_line(ahead + i + L);
     }
     V v0 = load<V>(x + i), v1 = load<V>(x + i + L);
     acc0 = v0 > acc0 ? v0 : acc0;
@@ -211,15 +211,15 @@ void softmax_pair(const T* x, T* y, int64_t n, T* tmp0, T* tmp1, PendingRow<T>* 
   const auto exp_b = exp_below(mb);
   V a0 = splat<V>(ninf), a1 = a0, b0 = a0, b1 = a0;
   int64_t i = 0;
-  const T* ahead = x + std::max<int64_t>(2 * n, 8192 / sizeof(T));
+  const T* ahead = x + kAheadBytes / static_cast<int64_t>(sizeof(T));
   const PendingRow<T> p = pending[0], q = pending[1];
   const V pinv = splat<V>(p.inv), qinv = splat<V>(q.inv);
   V s0{}, s1{}, t0{}, t1{};
   for (i = 0; i + 2 * L <= n; i += 2 * L) {
-    __builtin_prefetch(ahead + i, 0, 1);
-    __builtin_prefetch(ahead + i + L, 0, 1);
-    __builtin_prefetch(ahead + n + i, 0, 1);
-    __builtin_prefetch(ahead + n + i + L, 0, 1);
+    request_line(ahead + i);
+    request_line(ahead + i + L);
+    request_line(ahead + n + i);
+    request_line(ahead + n + i + L);
     V u0 = load<V>(x + i), u1 = load<V>(x + i + L);
     V v0 = load<V>(x1 + i), v1 = load<V>(x1 + i + L);
     a0 = u0 > a0 ? u0 : a0;
