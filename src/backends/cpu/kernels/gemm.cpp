@@ -454,23 +454,24 @@ inline Vf dot_pairs(Vf acc, Vf, Vf) { return acc; }  // never called: no PairBlo
 // C[0 .. mr, 0 .. nr] (+)= one A micro-panel · one B micro-panel; `ahead` (optional) requests
 // a line every 4 steps of k. DirectA: A is MR rows of row-major A in place, `lda` apart (mr ==
 // MR), not a packed panel. Pairs: with `out`, the sum's last k block, the tile's sum ([C +] the
-// product) goes to out (rows `ldo` apart) as bf16 instead of to C.
-template <class Bk, bool DirectA = false, class T = typename Bk::Elem>
+// product) goes to out (rows `ldo` apart) as bf16 instead of to C. Rows (≤ MR, mr ≤ Rows): the
+// rows the tile holds, a packed panel's last few (its stride along k stays MR).
+template <class Bk, bool DirectA = false, int Rows = Bk::MR, class T = typename Bk::Elem>
 inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, int64_t ldb,
                          T* c, int64_t ldc, int mr, int nr, bool accumulate,
                          BAhead<T>* ahead = nullptr, int64_t lda = 0, uint16_t* out = nullptr,
                          int64_t ldo = 0) {
   using V = VecT<T>;
   constexpr int MR = Bk::MR, NR = Bk::NR, L = Bk::kL, NV = Bk::NV;
-  V acc[MR][NV];
+  V acc[Rows][NV];
   // C's lines are requested now, to be in L1 when the k loop ends (C ≫ L2 missed there).
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i) {
+  for (int i = 0; i < Rows; ++i) {
     __builtin_prefetch(c + i * ldc, 1, 3);
     __builtin_prefetch(c + i * ldc + NR - 1, 1, 3);
   }
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i)
+  for (int i = 0; i < Rows; ++i)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[i][v] = V{};
   for (int64_t p = 0; p < kc; ++p) {
@@ -479,7 +480,7 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) bv[v] = load<V>(b + v * L);
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
+    for (int i = 0; i < Rows; ++i) {
       V ai = broadcast<V>(DirectA ? a[i * lda] : a[i]);
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) {
@@ -495,9 +496,9 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
   // Pairs with `out`: rounded from the registers (a bf16 product's f32 C and a pass over it
   // saved; 1024 × 512 × 2048 on two threads: that pass and C's traffic were ~12% of the time).
   const bool to_bf16 = Bk::kPairs && out != nullptr;
-  if (mr == MR && nr == NR) {
+  if (mr == Rows && nr == NR) {
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i)
+    for (int i = 0; i < Rows; ++i)
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) {
         T* cp = c + i * ldc + v * L;
@@ -513,9 +514,9 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
       }
     return;
   }
-  alignas(64) T tmp[MR * NR];
+  alignas(64) T tmp[Rows * NR];
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i)
+  for (int i = 0; i < Rows; ++i)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) store(tmp + i * NR + v * L, acc[i][v]);
   for (int i = 0; i < mr; ++i)
@@ -539,6 +540,15 @@ void narrowest_kernel(int64_t kc, const T* a, const T* b, int64_t ldb, T* c, int
     if (nr <= Narrower::NR)
       return narrowest_kernel<Narrower, DirectA>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead,
                                                  lda);
+  }
+  // A packed panel's last few rows by a tile of as few rows (the panel's stride stays MR): where
+  // M leaves 1–8 rows past the last whole panel, the full tile's FMAs on empty rows cost up to
+  // 13/14 of that panel's time.
+  if constexpr (!DirectA && Bk::MR > 8) {
+    if (mr <= 4)
+      return micro_kernel<Bk, false, 4>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead);
+    if (mr <= 8)
+      return micro_kernel<Bk, false, 8>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead);
   }
   micro_kernel<Bk, DirectA>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead, lda);
 }
