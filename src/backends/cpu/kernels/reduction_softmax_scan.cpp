@@ -128,10 +128,9 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, T* tmp, PendingRow<T>* p
   T* e = tmp ? tmp : y;
   V s0{}, s1{};
   // Streaming: x is requested kAheadBytes ahead of the loads (prefetches never fault, so running
-  // past the tensor's end is harmless), and the previous
-  // row, pending, is written: reads and writes then share the memory's time, where a row
-  // written in a burst after its exp pass left reads idle (1.27× slower at 4096 × 4096 and
-  // 1.3× at 32768 × 512, on two threads).
+  // past the tensor's end is harmless), and the previous row, pending, is written: reads and
+  // writes then share the memory's time, where a row written in a burst after its exp pass left
+  // reads idle (1.27× slower at 4096 × 4096 and 1.3× at 32768 × 512, on two threads).
   const T* ahead = x + kAheadBytes / static_cast<int64_t>(sizeof(T));
   const PendingRow<T> p = pending ? *pending : PendingRow<T>{};
   const V pinv = splat<V>(p.inv);
