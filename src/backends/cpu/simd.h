@@ -310,11 +310,11 @@ inline void stream_fence() {
 #endif
 }
 // How far ahead of its loads a pass reading memory once (softmax, layer norm ≫ cache) requests
-// lines, and the request: into L1 (prefetcht0), 8 KB ahead. Against the rows 8–16 KB ahead into
-// L3 / L2 (prefetcht2) they were taken before, two threads, 7 rounds, the same spells' copy:
-// softmax 4096 × 4096 0.85 → 0.91 of it, 32768 × 512 0.78 → 0.81, layer norm 0.88 → 0.95 and
-// 0.82 → 0.88; 4 KB ahead and into L2 (prefetcht1) read less, 12 and 16 KB no more
-// (bench/cpu_overlap's softmax-shaped loop agreed: 16 KB ahead 0.71–0.74, 8 KB into L1 0.84–0.88).
+// lines, and the request: into L1 (prefetcht0), 8 KB ahead. Against the rows 8–16 KB ahead by
+// prefetcht2 they were taken before, two threads, 7 rounds, the same spells' copy: softmax
+// 4096 × 4096 0.85 → 0.91 of it, 32768 × 512 0.78 → 0.81, layer norm 0.88 → 0.95 and
+// 0.82 → 0.88; 4 KB ahead, prefetcht1, 12 and 16 KB all read less than this (a one-off probe of
+// softmax's exp pass, not in the tree, agreed: 16 KB by prefetcht2 0.71–0.74, this 0.84–0.88).
 inline constexpr int64_t kAheadBytes = 8192;
 inline void request_line(const void* p) { __builtin_prefetch(p, 0, 3); }
 // Outputs of at least this many bytes are written with store_stream: half this machine class's
