@@ -291,19 +291,32 @@ inline Vf vlog1p(Vf x) {
 // CpuElementwise.TanhRationalWithinFourUlps; 13 vector operations where the exp form takes ~35.
 // Beyond: 1 - 2/(e^{2|x|} + 1), evaluated only when a lane needs it (|x| > 4 is rare in
 // activations; the rational's P and Q overflow there anyway).
-inline Vf vtanh(Vf x) {
+//
+// vtanh's rational alone, its value wherever |x| <= 4 (NaN included): `covers` says whether
+// every lane is such. For loops that keep the data-dependent branch out of their main pass
+// (common_case_first in kernels/fusion_regions.cpp).
+inline Vf vtanh_near(Vf x, bool& covers) {
   static constexpr float kP[] = {1.000000000e+00f, 1.299178451e-01f, 2.995910123e-03f,
                                  9.805040463e-06f, -1.255375182e-08f};
   static constexpr float kQ[] = {1.000000000e+00f, 4.632511735e-01f, 2.407964133e-02f,
                                  2.377762576e-04f};
   Vf z = x * x;
-  Vf r = x * vpoly(z, kP) / vpoly(z, kQ);  // NaN stays NaN
-  if (!any_greater(z, 16.0f)) return r;    // |x| <= 4 (NaN included)
+  covers = !any_greater(z, 16.0f);
+  return x * vpoly(z, kP) / vpoly(z, kQ);  // NaN stays NaN
+}
+// vtanh(x) given r = vtanh_near(x), where r does not cover every lane.
+inline Vf vtanh_far(Vf x, Vf r) {
   Vf a = vabs(x);
   Vi32 far = a > 4.0f;
   Vf e = vexp(a > 10.0f ? splat<Vf>(20.0f) : a + a);  // tanh(10) rounds to 1 already
   Vf big = vcopysign(1.0f - 2.0f * vrcp(e + 1.0f), x);
   return far ? big : r;
+}
+inline Vf vtanh(Vf x) {
+  bool covers;
+  Vf r = vtanh_near(x, covers);
+  if (covers) return r;  // |x| <= 4 (NaN included)
+  return vtanh_far(x, r);
 }
 
 // 1 / (1 + e^-x), from e^-|x| so neither tail loses precision.
@@ -386,17 +399,23 @@ inline Vf verfc(Vf x) {
 // to 3.2 have a cheaper form, x·G(x - 2.25), G fitted to 1 - 0.5 erfc(x / sqrt 2) on [1.3, 3.2]
 // (1.3 ulps over a dense sweep): taken when no lane needs the tail, it spares the exp, the
 // reciprocal and the tail's polynomial (+ activations mostly stay below 3.2).
-inline Vf vgelu(Vf x) {
-  constexpr float kRsqrt2 = 0.707106781186547524f;
-  // |x| <= 1.3: 0.5x(1 + erf(x/√2)) = 0.5x + x²·Q(x²), erf_small's polynomial rescaled (Q(t) =
-  // P(t/2) / 2√2), so that x² is the only product before the Horner chain.
+//
+// vgelu's form for |x| <= 1.3 alone, its value there (NaN included): `covers` says whether every
+// lane is such. For loops that keep the data-dependent branch out of their main pass (as
+// vtanh_near).
+inline Vf vgelu_near(Vf x, bool& covers) {
+  // 0.5x(1 + erf(x/√2)) = 0.5x + x²·Q(x²), erf_small's polynomial rescaled (Q(t) = P(t/2) /
+  // 2√2), so that x² is the only product before the Horner chain.
   static constexpr float kQ[] = {3.989423012e-01f,  -6.649037299e-02f, 9.973472837e-03f,
                                  -1.187030921e-03f, 1.149305046e-04f,  -8.998264694e-06f,
                                  4.627864856e-07f};
   Vf t = x * x;
-  Vf near = t * vpoly(t, kQ) + 0.5f * x;  // NaN stays NaN
-  // |x| <= 1.3 everywhere, the common case: no tail to evaluate.
-  if (!any_greater(t, 1.6928f)) return near;  // 1.6928 = (0.92·√2)²
+  covers = !any_greater(t, 1.6928f);   // 1.6928 = (0.92·√2)²
+  return t * vpoly(t, kQ) + 0.5f * x;  // NaN stays NaN
+}
+// vgelu(x) given near = vgelu_near(x), where near does not cover every lane.
+inline Vf vgelu_far(Vf x, Vf near) {
+  constexpr float kRsqrt2 = 0.707106781186547524f;
   Vf a = vabs(x) * kRsqrt2;
   Vi32 far = a > 0.92f;
   Vi32 mid = x > 0.0f && x <= 3.2f;
@@ -413,6 +432,12 @@ inline Vf vgelu(Vf x) {
   Vf big = x < 0.0f ? x * half_tail : x * (1.0f - half_tail);
   Vf y = far ? big : near;
   return x != x ? x : y;
+}
+inline Vf vgelu(Vf x) {
+  bool covers;
+  Vf near = vgelu_near(x, covers);
+  if (covers) return near;  // |x| <= 1.3 everywhere, the common case: no tail to evaluate
+  return vgelu_far(x, near);
 }
 
 // ---- Trigonometric --------------------------------------------------------------------------

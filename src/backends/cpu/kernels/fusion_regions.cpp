@@ -53,8 +53,10 @@ struct Step {
   DType out;
   std::vector<int> args;  // buffer slots of the inputs
   int slot;
-  bool fma = false;     // Binary Add of a Mul merged into it: args[0]·args[1] + args[2]
-  int then = -1;        // an ActivationKind applied in registers before the store (-1: none)
+  bool fma = false;  // Binary Add of a Mul merged into it: args[0]·args[1] + args[2]
+  int then = -1;     // an ActivationKind applied in registers before the store (-1: none)
+  // `then` through common_case_first where it has one (a region ≫ cache: set per kernel call).
+  bool common_first = false;
   StepFn fn = nullptr;  // its loop, chosen once the plan's steps are final (resolve)
 };
 
@@ -218,15 +220,28 @@ void merge_multiply_adds(Plan& p, int result_slot) {
   u.erase_gone(p);
 }
 
+// GELU and tanh as a Binary step applies them, with their common case and the rest (`near` and
+// `far`: vgelu_near and vgelu_far, vtanh_near and vtanh_far) for common_case_first.
+struct GeluThen {
+  Vf operator()(Vf v) const { return vgelu(v); }
+  Vf near(Vf v, bool& covers) const { return vgelu_near(v, covers); }
+  Vf far(Vf v, Vf near) const { return vgelu_far(v, near); }
+};
+struct TanhThen {
+  Vf operator()(Vf v) const { return vtanh(v); }
+  Vf near(Vf v, bool& covers) const { return vtanh_near(v, covers); }
+  Vf far(Vf v, Vf near) const { return vtanh_far(v, near); }
+};
+
 // The activations a Binary step applies in registers before its store (merge_activations):
 // f(kind) is called with a callable Vf -> Vf, or not at all for other kinds.
 template <class F>
 bool with_then(ActivationKind k, F f) {
   switch (k) {
     case ActivationKind::Gelu:
-      return f([](Vf v) { return vgelu(v); }), true;
+      return f(GeluThen{}), true;
     case ActivationKind::Tanh:
-      return f([](Vf v) { return vtanh(v); }), true;
+      return f(TanhThen{}), true;
     case ActivationKind::Sigmoid:
       return f([](Vf v) { return vsigmoid(v); }), true;
     case ActivationKind::Silu:
@@ -382,6 +397,34 @@ void map3(const float* a, const float* b, const float* c, float* y, int64_t n, F
   for (; i < n; ++i) y[i] = f(splat<Vf>(a[i]), splat<Vf>(b[i]), splat<Vf>(c[i]))[0];
 }
 
+// y[i] = act(pre(a[i], b[i], c[i])) as map3 (not streamed; y none of a, b and c), in two passes
+// over runs of up to 64 vectors: every vector through act's common case (act.near), noting the
+// ones it does not cover in a bit mask, then the rest of act (act.far) on those, their arguments
+// read again. No data-dependent branch in the first pass: only the second's trip count depends on
+// the data.
+template <class Pre, class Act>
+void common_case_first(const float* a, const float* b, const float* c, float* y, int64_t n, Pre pre,
+                       Act act) {
+  if (b == nullptr) b = a;
+  if (c == nullptr) c = a;
+  const auto at = [&](int64_t j) { return pre(load<Vf>(a + j), load<Vf>(b + j), load<Vf>(c + j)); };
+  int64_t i = 0;
+  while (i + kLanesF <= n) {
+    const int64_t i0 = i;
+    uint64_t rare = 0;  // bit k: the vector at i0 + k·kLanesF
+    for (int k = 0; k < 64 && i + kLanesF <= n; ++k, i += kLanesF) {
+      bool covers;
+      store(y + i, act.near(at(i), covers));
+      rare |= static_cast<uint64_t>(!covers) << k;
+    }
+    for (; rare != 0; rare &= rare - 1) {
+      const int64_t j = i0 + std::countr_zero(rare) * kLanesF;
+      store(y + j, act.far(at(j), load<Vf>(y + j)));
+    }
+  }
+  for (; i < n; ++i) y[i] = act(pre(splat<Vf>(a[i]), splat<Vf>(b[i]), splat<Vf>(c[i])))[0];
+}
+
 void compare_block(CmpOp op, const float* a, const float* b, float* y, int64_t n) {
   const Vf one = splat<Vf>(1.f), zero{};
   dispatch_cmp(op, [&](auto pred) {
@@ -397,20 +440,39 @@ void compare_block(CmpOp op, const float* a, const float* b, float* y, int64_t n
 // thread, took 1.2–1.5× the time of the same two loops written out by hand, now 1.0–1.2× (runs
 // of 25 alternations); two threads, 8 rounds: 0.70 → 0.79 of the copy's rate, faster in every
 // round (either change alone: no gain).
+//
+// In a region ≫ cache (Step::common_first), GELU and tanh (an Act with `near`) written to the
+// block buffer go through common_case_first: a branch per vector on their rare lanes (GELU's past
+// 1.3: about one vector in six with the chain benchmark's inputs, at random) mispredicted, and a
+// flushed pipeline there also drops the loads in flight. tanh(gelu(x·a + 0.5)·c) over 16M
+// elements, two threads, 10 rounds: 0.59 → 0.72 of the same spells' copy (9 rounds of 10
+// faster); a one-off probe of the same two loops (not in the tree): 0.71–0.75 → 0.88–0.95, and
+// 0.85–1.04 with no rare path at all (wrong past 1.3). In cache the branch is cheaper than the
+// second pass (that chain over 256K elements on one thread: 0.56 → 0.50 of the copy), so smaller
+// regions keep it, as does a streamed result (the fix-up would write lines already sent past the
+// cache).
 enum class Form { Fma, Add, Sub, Mul };
+template <class Act>
+concept HasCommonCase = requires(const Act act, Vf v, bool& covers) {
+  act.near(v, covers);
+  act.far(v, v);
+};
 template <Form F, class Act>
-[[gnu::flatten]] void binary_then(const Step&, const float* const* arg, float* y, int64_t len,
+[[gnu::flatten]] void binary_then(const Step& s, const float* const* arg, float* y, int64_t len,
                                   bool stream) {
   const Act act;
+  const auto pre = [](Vf u, Vf v, Vf w) {
+    if constexpr (F == Form::Fma) return u * v + w;
+    if constexpr (F == Form::Add) return u + v;
+    if constexpr (F == Form::Sub) return u - v;
+    return u * v;
+  };
+  const float* c = F == Form::Fma ? arg[2] : nullptr;
+  if constexpr (HasCommonCase<Act>)
+    if (s.common_first && !stream && y != arg[0] && y != arg[1] && y != c)
+      return common_case_first(arg[0], arg[1], c, y, len, pre, act);
   map3(
-      arg[0], arg[1], F == Form::Fma ? arg[2] : nullptr, y, len,
-      [&](Vf u, Vf v, Vf w) {
-        if constexpr (F == Form::Fma) return act(u * v + w);
-        if constexpr (F == Form::Add) return act(u + v);
-        if constexpr (F == Form::Sub) return act(u - v);
-        return act(u * v);
-      },
-      stream);
+      arg[0], arg[1], c, y, len, [&](Vf u, Vf v, Vf w) { return act(pre(u, v, w)); }, stream);
 }
 
 // Whether run_step can stream the step's result past the cache itself (see run_step's
@@ -541,6 +603,8 @@ void kernel_elementwise_region(const Node& node, std::span<const HostTensor> in,
   // An f32 output ≫ cache is streamed to y past the cache: by the last step itself where it can,
   // else from the last step's block buffer.
   const bool stream = direct_out && n * static_cast<int64_t>(sizeof(float)) >= kStreamBytes;
+  if (n * static_cast<int64_t>(sizeof(float)) >= kStreamBytes)
+    for (Step& s : plan.steps) s.common_first = true;
   parallel_for(
       blocks, std::max<int64_t>(1, 64 / std::max<int64_t>(cost, 1)), [&](int64_t b0, int64_t b1) {
         // One vector of slack: a streamed block reads its last vector past `len`.
