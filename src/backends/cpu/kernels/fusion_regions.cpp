@@ -545,48 +545,104 @@ void resolve(Step& s) {
   });
 }
 
-// Rounds a step's f32 results to its dtype, as the unfused graph stores them (f16 / bf16).
+// Whether a step's f32 results are rounded to its dtype (round_to), as the unfused graph stores
+// them.
+bool rounds(DType t) { return t == DType::F16 || t == DType::BF16; }
 void round_to(DType t, float* v, int64_t len) {
-  if (t != DType::F16 && t != DType::BF16) return;
   uint16_t tmp[kBlock];
   from_f32(v, tmp, t, 1, len);
   to_f32(tmp, t, 1, v, len);
 }
 
-// Each step on `len` elements whose leaves are in `at`: into its block of `buf`, or into
-// `last_out` for the last step when given.
-// `stream_last`: the last step streams its result to last_out (run_step's `stream`).
-void run_steps(const Plan& plan, int64_t len, float* buf, std::vector<const float*>& at,
-               float* last_out, bool stream_last = false) {
-  const float* args[3];
+// Where a task's blocks find each step's operands and result. A slot is a block buffer, the same
+// for every block, or a direct leaf's memory, which moves with the block's start. Bound once per
+// task, a block's dispatch is one add a pointer, all of them computed before the first step runs.
+// Before, each block went through a function that looked every operand up in a table of slots
+// between the steps (and a call to test for rounding after each): tanh(gelu(x·a + 0.5)·c) took
+// 1.14–1.21× the time of the same two step functions called by hand on fixed pointers (a one-off
+// in-process probe, 256K elements in cache, one thread), now 1.05–1.07×. Through cpu_bench, 10
+// alternating rounds: 16M elements on two threads 0.71 → 0.83 of the copy (8 rounds of 10
+// faster); 256K on one thread 0.61 → 0.68. Which part of the old dispatch cost what, the probe
+// did not settle (larger blocks recovered little of it: 1024 even, 2048 ~7%).
+struct Binding {
+  std::vector<const float*> at;   // slot -> its block at start 0 (a leaf's memory or a buffer)
+  std::vector<int64_t> moves;     // slot -> 1 where it moves with the block's start, else 0
+  std::vector<const float*> arg;  // 3 a step: its operands at start 0 (absent ones: the first)
+  std::vector<int64_t> arg_moves;
+  std::vector<float*> out;        // a step's block buffer
+  std::vector<const float*> cur;  // 3 a step: this block's operands
+};
+
+// Binds `plan` for blocks of `buf` (its block buffers); `at` and `moves` give the slots that are
+// not a step's buffer: leaves (and whatever a caller points a slot at).
+void bind(const Plan& plan, float* buf, Binding& b) {
+  b.arg.clear();
+  b.arg_moves.clear();
+  b.out.clear();
   for (const Step& s : plan.steps) {
-    for (size_t i = 0; i < s.args.size(); ++i) args[i] = at[s.args[i]];
-    // A step reads index i before writing it, so a last step writing over an input is fine.
-    const bool last = last_out != nullptr && &s == &plan.steps.back();
-    float* out = last ? last_out : buf + s.slot * kBlock;
-    s.fn(s, args, out, len, last && stream_last);
-    round_to(s.out, out, len);
-    at[s.slot] = out;
+    b.at[s.slot] = buf + s.slot * kBlock;
+    b.moves[s.slot] = 0;
+  }
+  for (const Step& s : plan.steps) {
+    for (size_t i = 0; i < 3; ++i) {
+      const int slot = s.args[i < s.args.size() ? i : 0];
+      b.arg.push_back(b.at[slot]);
+      b.arg_moves.push_back(b.moves[slot]);
+    }
+    b.out.push_back(buf + s.slot * kBlock);
+  }
+  b.cur.resize(b.arg.size());
+}
+
+// Leaves' slots in `b`: direct leaves read in place (moving with the block), the others from their
+// blocks of `buf` (uniform ones filled here, once, unless `uniform` holds their blocks already;
+// the rest per block by read_leaves). Direct leaves are left to the hardware prefetcher:
+// requesting each one's block two ahead in software, a burst of 32 lines a leaf, made
+// tanh(gelu(x·a + 0.5)·c) over 16M elements 1.2× slower on one and two threads (the bursts stall
+// the loads behind them), and y = x·a + c no faster.
+void bind_leaves(const Plan& plan, float* buf, int64_t n, Binding& b,
+                 const float* uniform = nullptr) {
+  b.at.assign(static_cast<size_t>(plan.slots), nullptr);
+  b.moves.assign(static_cast<size_t>(plan.slots), 0);
+  for (const Leaf& l : plan.leaves) {
+    if (l.direct) {
+      b.at[l.slot] = reinterpret_cast<const float*>(l.view.data());
+      b.moves[l.slot] = 1;
+      continue;
+    }
+    b.at[l.slot] = (l.uniform && uniform != nullptr ? uniform : buf) + l.slot * kBlock;
+    if (l.uniform && uniform == nullptr)
+      read_block(l.view, 0, std::min(kBlock, n), buf + l.slot * kBlock);
   }
 }
 
-// Elements [start, start + len) of every step: leaves' blocks into `at` (direct ones read in
-// place, uniform ones already there), then run_steps. Direct leaves are left to the hardware
-// prefetcher: requesting each one's block two ahead in software, a burst of 32 lines a leaf,
-// made tanh(gelu(x·a + 0.5)·c) over 16M elements 1.2× slower on one and two threads (the
-// bursts stall the loads behind them), and y = x·a + c no faster.
-void compute_block(const Plan& plan, int64_t start, int64_t len, float* buf,
-                   std::vector<const float*>& at, float* last_out, bool stream_last = false) {
-  for (const Leaf& l : plan.leaves) {
-    if (l.uniform && !l.direct) continue;
-    if (l.direct) {
-      at[l.slot] = reinterpret_cast<const float*>(l.view.data()) + start;
-      continue;
-    }
-    read_block(l.view, start, len, buf + l.slot * kBlock);
-    at[l.slot] = buf + l.slot * kBlock;
+// The blocks of leaves neither direct nor uniform: elements [start, start + len) read into buf.
+void read_leaves(const Plan& plan, int64_t start, int64_t len, float* buf) {
+  for (const Leaf& l : plan.leaves)
+    if (!l.direct && !l.uniform) read_block(l.view, start, len, buf + l.slot * kBlock);
+}
+
+// Each step on elements [start, start + len) as bound in `b`: into its block buffer, or into
+// `last_out` for the last step when given. Returns where `slot`'s values are.
+// `stream_last`: the last step streams its result to last_out (run_step's `stream`).
+// Inlined into the loops over blocks, as is the test for rounding (the probe above: run_steps as
+// a function of its own, calling round_to after each step, 1.12–1.16×; inlined 1.07–1.10×; with
+// the test inlined too 1.05–1.07×).
+[[gnu::always_inline]] inline const float* run_steps(const Plan& plan, Binding& b, int64_t start,
+                                                     int64_t len, float* last_out, int slot,
+                                                     bool stream_last = false) {
+  const size_t n = plan.steps.size();
+  for (size_t j = 0; j < b.cur.size(); ++j) b.cur[j] = b.arg[j] + b.arg_moves[j] * start;
+  // A step reads index i before writing it, so a last step writing over an input is fine.
+  for (size_t k = 0; k < n; ++k) {
+    const Step& s = plan.steps[k];
+    const bool last = k + 1 == n && last_out != nullptr;
+    float* out = last ? last_out : b.out[k];
+    s.fn(s, b.cur.data() + 3 * k, out, len, last && stream_last);
+    if (rounds(s.out)) round_to(s.out, out, len);
   }
-  run_steps(plan, len, buf, at, last_out, stream_last);
+  if (last_out != nullptr && n > 0 && plan.steps.back().slot == slot) return last_out;
+  return b.at[slot] + b.moves[slot] * start;
 }
 
 void kernel_elementwise_region(const Node& node, std::span<const HostTensor> in,
@@ -609,13 +665,9 @@ void kernel_elementwise_region(const Node& node, std::span<const HostTensor> in,
       blocks, std::max<int64_t>(1, 64 / std::max<int64_t>(cost, 1)), [&](int64_t b0, int64_t b1) {
         // One vector of slack: a streamed block reads its last vector past `len`.
         AlignedVector<float> buf(static_cast<size_t>(plan.slots) * kBlock + kLanesF);
-        // Where each slot's block is: its buffer, or a direct leaf's memory.
-        std::vector<const float*> at(static_cast<size_t>(plan.slots));
-        for (const Leaf& l : plan.leaves)
-          if (l.uniform && !l.direct) {
-            read_block(l.view, 0, std::min(kBlock, n), buf.data() + l.slot * kBlock);
-            at[l.slot] = buf.data() + l.slot * kBlock;
-          }
+        Binding bound;
+        bind_leaves(plan, buf.data(), n, bound);
+        bind(plan, buf.data(), bound);
         for (int64_t b = b0; b < b1; ++b) {
           int64_t start = b * kBlock, len = std::min(kBlock, n - start);
           // The last step of an f32 region writes the output in place.
@@ -625,14 +677,14 @@ void kernel_elementwise_region(const Node& node, std::span<const HostTensor> in,
           // (7 alternating rounds).
           const bool step_streams = stream && streams(plan.steps.back()) && len % kLanesF == 0 &&
                                     reinterpret_cast<uintptr_t>(yb) % kVectorBytes == 0;
-          compute_block(plan, start, len, buf.data(), at, !stream || step_streams ? yb : nullptr,
-                        step_streams);
-          if (stream && !step_streams) {
-            const float* r = at[plan.slot[result.node]];
+          read_leaves(plan, start, len, buf.data());
+          const float* r =
+              run_steps(plan, bound, start, len, !stream || step_streams ? yb : nullptr,
+                        plan.slot[result.node], step_streams);
+          if (stream && !step_streams)
             store_row_stream<Vf>(yb, len, [r](int64_t i) { return load<Vf>(r + i); });
-          } else if (!direct_out)
-            from_f32(at[plan.slot[result.node]], y.data() + start * dtype_size(y.dtype), y.dtype, 1,
-                     len);
+          else if (!direct_out)
+            from_f32(r, y.data() + start * dtype_size(y.dtype), y.dtype, 1, len);
         }
         if (stream) stream_fence();
       });
@@ -670,19 +722,18 @@ std::shared_ptr<const RegionBody> region_body(const Node& node, const Graph& bod
 
 namespace {
 
-// The thread's block buffers for a body, with `at` pointing at its uniform leaves' blocks.
+// The thread's block buffers for a body (one more block past its slots for a caller's use), and
+// its leaves bound (uniform ones to the body's blocks of them); `bind` is left to the caller.
 struct BodyScratch {
   AlignedVector<float>& buf;
-  std::vector<const float*>& at;
+  Binding& bound;
 };
 BodyScratch body_scratch(const RegionBody& rb) {
   thread_local AlignedVector<float> buf;
-  thread_local std::vector<const float*> at;
+  thread_local Binding bound;
   buf.resize(static_cast<size_t>(rb.plan.slots + 1) * kBlock + kLanesF);
-  at.resize(static_cast<size_t>(rb.plan.slots));
-  for (const Leaf& l : rb.plan.leaves)
-    if (l.uniform && !l.direct) at[l.slot] = rb.uniform.data() + l.slot * kBlock;
-  return {buf, at};
+  bind_leaves(rb.plan, buf.data(), rb.y.numel(), bound, rb.uniform.data());
+  return {buf, bound};
 }
 
 }  // namespace
@@ -690,14 +741,15 @@ BodyScratch body_scratch(const RegionBody& rb) {
 void run_region_body(const RegionBody& rb, int64_t start, int64_t len) {
   const Plan& plan = rb.plan;
   float* y = reinterpret_cast<float*>(rb.y.data());
-  auto [buf, at] = body_scratch(rb);
+  auto [buf, bound] = body_scratch(rb);
+  bind(plan, buf.data(), bound);
   // The result's step, when last, writes y in place (no later step reads y).
   const bool in_place = !plan.steps.empty() && plan.steps.back().slot == rb.result;
   for (int64_t s0 = start; s0 < start + len; s0 += kBlock) {
     const int64_t m = std::min(kBlock, start + len - s0);
-    compute_block(plan, s0, m, buf.data(), at, in_place ? y + s0 : nullptr);
-    if (at[rb.result] != y + s0)
-      std::memmove(y + s0, at[rb.result], static_cast<size_t>(m) * sizeof(float));
+    read_leaves(plan, s0, m, buf.data());
+    const float* res = run_steps(plan, bound, s0, m, in_place ? y + s0 : nullptr, rb.result);
+    if (res != y + s0) std::memmove(y + s0, res, static_cast<size_t>(m) * sizeof(float));
   }
 }
 
@@ -711,8 +763,11 @@ void run_region_body_tile(const RegionBody& rb, int64_t start, int64_t ld, int64
   // Short rows cost a pass of every step each (and a scalar tail): gather blocks of kBlock
   // elements from the rows, run the steps on the block, scatter the result back.
   float* y = reinterpret_cast<float*>(rb.y.data()) + start;
-  auto [buf, at] = body_scratch(rb);
+  auto [buf, bound] = body_scratch(rb);
   float* block = buf.data() + static_cast<size_t>(rb.plan.slots) * kBlock;
+  bound.at[rb.y_slot] = block;  // y's elements gathered into `block`
+  bound.moves[rb.y_slot] = 0;
+  bind(rb.plan, buf.data(), bound);
   const bool in_place = !rb.plan.steps.empty() && rb.plan.steps.back().slot == rb.result;
   int64_t r = 0, c = 0;
   while (r < rows) {
@@ -725,9 +780,7 @@ void run_region_body_tile(const RegionBody& rb, int64_t start, int64_t ld, int64
       c += take;
       if (c == cols) c = 0, ++r;
     }
-    at[rb.y_slot] = block;
-    run_steps(rb.plan, m, buf.data(), at, in_place ? block : nullptr);
-    const float* res = at[rb.result];
+    const float* res = run_steps(rb.plan, bound, 0, m, in_place ? block : nullptr, rb.result);
     for (int64_t done = 0, rr = r0, cc = c0; done < m;) {
       const int64_t take = std::min(cols - cc, m - done);
       std::memcpy(y + rr * ld + cc, res + done, static_cast<size_t>(take) * sizeof(float));
