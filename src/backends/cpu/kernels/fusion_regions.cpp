@@ -559,7 +559,7 @@ void round_to(DType t, float* v, int64_t len) {
 // task, a block's dispatch is one add a pointer, all of them computed before the first step runs.
 // Before, each block went through a function that looked every operand up in a table of slots
 // between the steps (and a call to test for rounding after each): tanh(gelu(x·a + 0.5)·c) took
-// 1.14–1.21× the time of the same two step functions called by hand on fixed pointers (a one-off
+// 1.11–1.28× the time of the same two step functions called by hand on fixed pointers (a one-off
 // in-process probe, 256K elements in cache, one thread), now 1.05–1.07×. Through cpu_bench, 10
 // alternating rounds: 16M elements on two threads 0.71 → 0.83 of the copy (8 rounds of 10
 // faster); 256K on one thread 0.61 → 0.68. Which part of the old dispatch cost what, the probe
