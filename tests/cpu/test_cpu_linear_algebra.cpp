@@ -96,7 +96,7 @@ TEST(CpuLinearAlgebra, MatMulLargeThreaded) {
   // The same paths over several k blocks (1100 = 552 + 548): accumulation into C across
   // blocks, on each thread's own rows and on the shared last panel. k blocks past 768 (1900 =
   // 952 + 948 on the 14×2 tile), whose row blocks are shorter (196 rows, A in 745 KB): 400 rows
-  // are two blocks a thread. Columns past one B block (2048 on the 14×2 tile at f32, 1024 at
+  // are two blocks a thread. Columns past one B block (1024 on the 14×2 tile at f32, 512 at
   // f64), the last partial.
   for (const Mnk& s : {Mnk{310, 130, 1100}, Mnk{400, 130, 1900}, Mnk{300, 2100, 200}})
     for (DType dt : {DType::F32, DType::F64}) {

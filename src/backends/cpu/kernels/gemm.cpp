@@ -75,11 +75,18 @@ struct Blocks {
   static constexpr int64_t mc(int64_t kb) {
     return ABytes / (std::max(kb, KAv) * static_cast<int64_t>(sizeof(T))) / MR * MR;
   }
-  // A B block of KC·NC in L3: 4096 columns, fewer where that passes 8 MB (2048 at the 14×2
-  // tile's f32 kc of 1024, where 4096 took 4096³ on one thread to 0.78 of the FMA loop against
-  // 0.83, 2 rounds; two threads 0.80 against 0.82, 4 rounds).
+  // A B block of KC·NC in L3: 4096 columns, fewer where that passes 4 MB (1024 at the 14×2
+  // tile's f32 kc of 1024). Each thread packs its own block and reads every panel of it from L3
+  // once per row block; on this shared host the L3 a process keeps shrinks in busy spells. A
+  // one-off probe of the micro-kernels alone (one thread, an A block of 182 rows, kc 1024)
+  // read 0.97–0.99 of the FMA loop over a B block of 2 MB, 0.89–0.97 over 4 MB and 0.84–0.93
+  // over 8 MB in busy spells, all ~0.96 in quiet ones. At 8 MB against 4 MB, two threads, 4
+  // runs of 6–8 alternating rounds: 2048³ +1–4%, 4096³ +0–3%, 1024 × 512 × 2048 +1–6%, 4096 ×
+  // 1024 × 4096 −1 to +5% (the same within the noise on one thread and on shapes with N ≤ 1024).
+  // 2 MB (512 columns) packs A four times per 2048 columns: mixed. (16 MB → 8 MB earlier: 4096³
+  // on one thread 0.78 → 0.83 of the FMA loop, two threads 0.80 → 0.82.)
   static constexpr int64_t NC =
-      std::min<int64_t>(4096, (8 << 20) / (KC * static_cast<int64_t>(sizeof(T))));
+      std::min<int64_t>(4096, (4 << 20) / (KC * static_cast<int64_t>(sizeof(T))));
   // k in equal blocks of at most KC (a multiple of 8): 1100 = 552 + 548, not 1024 + 76, whose
   // short block pays a whole update of C for an eighth of the multiplies.
   static constexpr int64_t k_block(int64_t k) {
