@@ -114,13 +114,14 @@ TEST(CpuLinearAlgebra, MatMulLargeThreaded) {
     check(OpKind::MatMul, matmul_attrs(), {a, b}, 1100, name("MatMul", dt, a.shape, b.shape), 1,
           false);
   }
-  // One row block split by column panels between the threads: A packed whole once a thread
+  // One row block split by column panels between the threads: A packed whole once for both
   // (100 × 2100: 0.8 MB as f32, 1.7 MB as f64), each panel a part of its own over 14 k blocks,
-  // the last panel partial; then A past 2 MB (128 × 4200), packed by every part per k block.
+  // the last panel partial; then A past 2 MB (128 × 4200), packed by every part per k block;
+  // then 4500 columns, past one B block, both blocks reading the one packed A.
   for (DType dt : {DType::F32, DType::F64})
-    for (int64_t k : {2100, 4200}) {
-      const int64_t m = k == 2100 ? 100 : 128;
-      HostTensor a = data(dt, {m, k}, ++seed), b = data(dt, {k, 300}, ++seed);
+    for (int64_t k : {2100, 4200, 300}) {
+      const int64_t m = k == 2100 ? 100 : k == 4200 ? 128 : 40, n = k == 300 ? 4500 : 300;
+      HostTensor a = data(dt, {m, k}, ++seed), b = data(dt, {k, n}, ++seed);
       check(OpKind::MatMul, matmul_attrs(), {a, b}, k, name("MatMul", dt, a.shape, b.shape), 1,
             false);
     }

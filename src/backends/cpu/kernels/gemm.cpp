@@ -132,10 +132,6 @@ class Scratch {
   size_t cap_ = 0;
 };
 thread_local Scratch t_pack_a, t_pack_b, t_vec, t_whole_a, t_edge;
-// Which few-rows product's whole packed A t_whole_a holds (gemm_packed's whole_a): ids are
-// unique per call, so a stale buffer is never taken for the current A.
-std::atomic<uint64_t> g_whole_a_id{0};
-thread_local uint64_t t_whole_a_id = 0;
 // All of A packed, at most: past this, each column part packs A's k block for itself.
 constexpr int64_t kWholeABytes = 2 << 20;
 
@@ -657,6 +653,16 @@ struct ASource {
 // the packing's loads overlap the multiplies instead of stalling a packing pass between them.
 // The requests go to L1 (prefetcht0): requested into L2 two blocks ahead of the copy,
 // 128 × 4096 × 4096 read 0.79 of the FMA loop's rate, into L1 0.84 (two threads, 7 rounds).
+// The copy may also request its own source `copy_ahead` elements on into L2 (run_share).
+//
+// run_share's copy requests its rows 48 on into L2. Before, the rows of the block after the
+// copied one were requested into L1, 160 rows (a k block) ahead: with B's rows 16 KB apart, a
+// 48-column block's 480 lines fall in 3 of L1's sets and 12 of L2's (~192 lines), so most were
+// evicted before the copy read them (the copy's loads stalled: ~7% of the micro-kernel's
+// samples at 128 × 4096 × 4096). Two threads, 3 runs of 8 alternating rounds, the FMA loop's
+// rate: 128 × 4096 × 4096 0.822 → 0.840, 0.800 → 0.825, 0.807 → 0.827; 128 × 512 × 2048 0.823
+// → 0.820. 24 rows ahead read alike, 96 a little less (0.813), both requests together less.
+constexpr int64_t kCopyAheadRows = 48;
 template <class T>
 struct BAhead {
   const T* row = nullptr;  // the next line's row, at the block's first column
@@ -664,7 +670,7 @@ struct BAhead {
   // The panel being copied: its next row's source and destination, vectors per row (NV).
   const T* copy_src = nullptr;
   T* copy_dst = nullptr;
-  int64_t copy_rows_left = 0, copy_ld = 0;
+  int64_t copy_rows_left = 0, copy_ld = 0, copy_ahead = 0;
   int copy_vecs = 0, copy_v = 0;
   // Pairs (bf16 B): a row of pairs from two bf16 rows instead, the first at pair_src, the
   // second pair_rs elements on.
@@ -696,6 +702,7 @@ struct BAhead {
       return;
     }
 #endif
+    __builtin_prefetch(copy_src + copy_ahead + copy_v * L, 0, 2);  // (0: the line it loads)
     store(copy_dst + copy_v * L, load<V>(copy_src + copy_v * L));
     if (++copy_v == copy_vecs) {
       copy_v = 0;
@@ -839,6 +846,10 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
   // L2) and its own copy of the small A block: no shared packing pass (at M = 128 that was ~17%
   // of the time, bound by memory while the cores idled) and no barrier per k block.
   const bool own_b = !direct_b && row_blocks == 1 && threads > 1;
+  // All of A packed (own_b's whole_a), once a call: in the calling thread's t_whole_a, shared
+  // by the threads. (A nested product runs inside a parallel_for, on one thread, and never
+  // takes the own_b path: it cannot reuse the buffer while the threads read it.)
+  const T* whole_a_packed = nullptr;
   for (int64_t jc = 0; jc < n; jc += Bk::NC) {
     const int64_t nc = std::min<int64_t>(Bk::NC, n - jc);
     const int64_t panels = (nc + NR - 1) / NR;
@@ -850,7 +861,7 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
     if (own_b) {
       // Too few column panels to go round (N = 40, K = 2880 in PaddleOCR rec ran on one
       // thread): the rows are split instead, each part packing all of B for itself.
-      // Where all of A packed is at most 2 MB, each thread packs it once (whole_a) and every
+      // Where all of A packed is at most 2 MB, it is packed once (whole_a) and every
       // column panel is a part of its own: the part's C (M × NR, 24 KB at M = 128) then stays
       // in L1 through the whole k loop while A streams from L2 / L3. Two threads against four
       // parts a thread (and A of 2 MB packed per part and k block): 128×4096×4096 1.29× faster,
@@ -865,7 +876,20 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
       const int64_t row_parts = col_parts < threads ? std::min<int64_t>(row_panels, threads) : 1;
       const int64_t parts = col_parts < threads ? row_parts : col_parts;
       const bool share_a = whole_a && row_parts == 1;
-      const uint64_t a_id = g_whole_a_id.fetch_add(1) + 1;
+      // One packed A for both threads, each packing half its k blocks: half the packing work,
+      // and one copy in L3 instead of one a thread. Two threads, 8 alternating rounds, the FMA
+      // loop's rate: 128 × 4096 × 4096 0.733 → 0.738, 128 × 512 × 2048 0.813 → 0.814, 200 ×
+      // 512 × 1024 0.814 → 0.800 (even: kept for the simpler code, no per-call ids).
+      if (share_a && whole_a_packed == nullptr) {
+        T* whole =
+            static_cast<T*>(t_whole_a.get(static_cast<size_t>(row_panels * MR * k) * sizeof(T)));
+        parallel_for((k + kb - 1) / kb, 1, [&](int64_t q0, int64_t q1) {
+          for (int64_t q = q0; q < q1; ++q)
+            pack_a<Bk>(a, 0, m, q * kb, std::min<int64_t>(kb, k - q * kb),
+                       whole + q * kb * row_panels * MR);
+        });
+        whole_a_packed = whole;
+      }
       // With a part a panel, each thread takes one share of the columns, equal in flops (whole
       // vectors; a share's last panel may be narrower, and narrowest_kernel multiplies only its
       // columns' vectors): parts handed out a few at a time left one thread up to a part more,
@@ -878,18 +902,8 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
             share_a
                 ? nullptr
                 : static_cast<T*>(t_pack_a.get(static_cast<size_t>(mc_max * Bk::KC) * sizeof(T)));
-        // This thread's A, packed whole once for this call (get() and the id check are cheap;
-        // they make a nested product that reused the buffer harmless), at k block pc.
-        auto whole_a_at = [&](int64_t pc) {
-          T* whole =
-              static_cast<T*>(t_whole_a.get(static_cast<size_t>(row_panels * MR * k) * sizeof(T)));
-          if (t_whole_a_id != a_id) {
-            for (int64_t p = 0; p < k; p += kb)
-              pack_a<Bk>(a, 0, m, p, std::min<int64_t>(kb, k - p), whole + p * row_panels * MR);
-            t_whole_a_id = a_id;
-          }
-          return static_cast<const T*>(whole + pc * row_panels * MR);
-        };
+        // All of A, packed, at k block pc.
+        auto whole_a_at = [&](int64_t pc) { return whole_a_packed + pc * row_panels * MR; };
         // Rows [i0, i1) × columns [c0, c1) of this column block, through the whole k loop.
         auto run_part = [&](int64_t i0, int64_t i1, int64_t c0, int64_t c1) {
           // Row-major B ≫ cache is packed a group of panels at a time (pack_b's kGroup, ~240
@@ -937,15 +951,14 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
         // One thread's share of the columns [s0, s1), a panel at a time through the whole k
         // loop (as run_part with one panel), as a sequence of blocks (panel, k block). Row-major
         // B: each full panel's block is packed along the micro-kernels of the block before
-        // (BAhead's copy, into the other of two buffers) and, for B ≫ cache, its rows requested
-        // along the block before that; else pack_b packs each block before its multiplies. The
+        // (BAhead's copy, into the other of two buffers), the copy requesting its source
+        // kCopyAheadRows rows on; else pack_b packs each block before its multiplies. The
         // packing pass between the multiplies had been ~6% of the time at 128 × 4096 × 4096,
         // waiting on B's loads. Two threads, 7 rounds, the same spells' FMA loop: 128 × 4096 ×
         // 4096 0.77 → 0.84, 128 × 512 × 2048 0.83 → 0.84–0.86.
         auto run_share = [&](int64_t s0, int64_t s1) {
           const int64_t kbs = (k + kb - 1) / kb, blocks = (s1 - s0 + NR - 1) / NR * kbs;
           const bool rows = b.panels == nullptr && b.dtype == kNative<T> && b.cs == 1;
-          const bool far = rows && k * n * static_cast<int64_t>(sizeof(T)) >= kStreamBytes;
           T* buf = static_cast<T*>(t_pack_b.get(static_cast<size_t>(2 * NR * Bk::KC) * sizeof(T)));
           // Block q's first column (of this column block), first k and its column count.
           auto col = [&](int64_t q) { return s0 + q / kbs * NR; };
@@ -968,18 +981,14 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
               ahead.copy_rows_left = std::min<int64_t>(kb, k - kat(q + 1));
               ahead.copy_ld = NR;
               ahead.copy_vecs = Bk::NV;
-            }
-            if (far && q + 2 < blocks) {
-              ahead.row = src(q + 2);
-              ahead.rows_left = std::min<int64_t>(kb, k - kat(q + 2));
-              ahead.row_lines = (cols(q + 2) * static_cast<int64_t>(sizeof(T)) + 63) / 64;
+              ahead.copy_ahead = kCopyAheadRows * b.rs;
             }
             BSource<T> part;
             part.packed = pb;
-            macro_kernel<Bk>(
-                m, cols(q), kc, ASource<T>{whole_a_at(pc)}, part, c + jc + c0, ldc,
-                accumulate || pc > 0, packed || ahead.rows_left != 0 ? &ahead : nullptr,
-                static_cast<const PanelsAlong<T>*>(nullptr), out_at(pc + kc >= k, 0, jc + c0), ldo);
+            macro_kernel<Bk>(m, cols(q), kc, ASource<T>{whole_a_at(pc)}, part, c + jc + c0, ldc,
+                             accumulate || pc > 0, packed ? &ahead : nullptr,
+                             static_cast<const PanelsAlong<T>*>(nullptr),
+                             out_at(pc + kc >= k, 0, jc + c0), ldo);
             ahead.finish_copy();
             if (pc + kc >= k && ep != nullptr)
               apply_gemm_epilogue(*ep, c, ldc, 0, m, jc + c0, jc + c0 + cols(q));
