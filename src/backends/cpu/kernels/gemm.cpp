@@ -651,9 +651,11 @@ struct ASource {
 // line at a time (a block packed later, so that packing it reads the cache, not memory), and a
 // single panel's block of row-major B packed a vector at a time (`copy`, run_share), so that
 // the packing's loads overlap the multiplies instead of stalling a packing pass between them.
-// The requests go to L1 (prefetcht0): requested into L2 two blocks ahead of the copy,
-// 128 × 4096 × 4096 read 0.79 of the FMA loop's rate, into L1 0.84 (two threads, 7 rounds).
-// The copy may also request its own source `copy_ahead` elements on into L2 (run_share).
+// The row requests go to L1 (prefetcht0; run_part's groups and PanelsAlong make them). When
+// run_share still made them, two blocks ahead of its copy, into L2 128 × 4096 × 4096 read 0.79
+// of the FMA loop's rate and into L1 0.84 (two threads, 7 rounds); it now has the copy request
+// its own source `copy_ahead` elements on into L2 instead (below). Elsewhere copy_ahead is 0:
+// the copy then requests the line it loads, one spare instruction every 4 steps of k.
 //
 // run_share's copy requests its rows 48 on into L2. Before, the rows of the block after the
 // copied one were requested into L1, 160 rows (a k block) ahead: with B's rows 16 KB apart, a
