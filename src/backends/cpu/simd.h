@@ -239,6 +239,18 @@ inline Lane<V> reduce_max_nan(V v) {
     return reduce_max_nan<V, Step / 2>(
         max_nan(v, xor_lanes<Step>(v, std::make_index_sequence<kLanes<V>>{})));
 }
+// The largest lane, a tree of plain compares: a NaN lane may or may not reach the result. For
+// callers whose NaN surfaces elsewhere (softmax's sums), where reduce_max_nan's NaN tests
+// lengthen the chain.
+template <class V, int Step = kLanes<V> / 2>
+inline Lane<V> reduce_max_tree(V v) {
+  if constexpr (Step == 0) {
+    return v[0];
+  } else {
+    const V w = xor_lanes<Step>(v, std::make_index_sequence<kLanes<V>>{});
+    return reduce_max_tree<V, Step / 2>(v > w ? v : w);
+  }
+}
 template <class V>
 inline Lane<V> reduce_max(V v) {
   Lane<V> s = v[0];
