@@ -65,7 +65,8 @@ TEST(CpuNormalization, TrailingNormBroadcastAndLargeMean) {
 
 // Outputs of 16 MiB and more are streamed, each row written along the next row's statistics:
 // rows of 1027 start at every alignment (a plainly stored head and tail around the streamed
-// vectors); rows of 2051 span three blocks; rows of 1024 are whole aligned vectors, 4099 of them
+// vectors); rows of 2051 span three blocks; rows of 1024 are whole aligned vectors (a loop of their
+// own, stream_whole_rows, which the rows of 512 below also take), 4099 of them
 // (an odd count per thread); rows of 4096 (16 KB) are normalized in groups of 4 rows, 1025 of
 // them (groups left short); rows of 4099 (past 16 KB) take the pipeline called out of line.
 // With and without gamma and beta, and in f64 (rows of 1027 and, grouped, 2048).

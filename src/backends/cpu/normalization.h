@@ -247,8 +247,9 @@ struct RowStats {
   // Centred on the mean of the block's first 16 elements (one pass over it) where that lies
   // near the block's mean, instead of on its mean from a pass of its own (two passes). Taken by
   // the streamed layer norm's single rows (stream_rows: up to 8 KB, and longer rows it cannot
-  // group). Two threads, 8 rounds, the same spells' copy: 32768 × 512 0.61 → 0.71 in a fast
-  // spell, 0.83 → 0.87 in a slow one. (Rows of 4096 in groups of 4 read 0.73 → 0.67 with it:
+  // group; rows of whole vectors up to a block take the same centre in their own loop,
+  // stream_whole_rows). Two threads, 8 rounds, the same spells' copy: 32768 × 512 0.61 → 0.71 in a
+  // fast spell, 0.83 → 0.87 in a slow one. (Rows of 4096 in groups of 4 read 0.73 → 0.67 with it:
   // they keep two passes.)
   bool provisional = false;
   double mean = 0, m2 = 0;
