@@ -260,16 +260,27 @@ struct RowStats {
   void add(const T* x, int64_t len, Side&& side = {}) {
     if (len == 0) return;
     if (!center) {
-      m2 += static_cast<double>(vec_sum_sq<T>(x, len, T(0), nullptr, side));
-      n += len;
+      add_about(x, len, T(0), T(0),
+                static_cast<double>(vec_sum_sq<T>(x, len, T(0), nullptr, side)));
       return;
     }
     // Corrected two-pass: the deviations from a rough mean c give the exact block mean.
-    const double inv_len = 1.0 / static_cast<double>(len);
-    T c =
+    const T c =
         provisional ? first_mean(x, len) : vec_sum<T>(x, len, side) * (T(1) / static_cast<T>(len));
     T dev = 0;
-    double sq = static_cast<double>(vec_sum_sq<T>(x, len, c, &dev, side));
+    const double sq = static_cast<double>(vec_sum_sq<T>(x, len, c, &dev, side));
+    add_about(x, len, c, dev, sq, side);
+  }
+  // The block x[0, len) from its sums about c, taken by the caller: Σ (x - c) = dev and
+  // Σ (x - c)² = sq (uncentred: Σ x² = sq).
+  template <class Side = NoSideJob>
+  void add_about(const T* x, int64_t len, T c, T dev, double sq, Side&& side = {}) {
+    if (!center) {
+      m2 += sq;
+      n += len;
+      return;
+    }
+    const double inv_len = 1.0 / static_cast<double>(len);
     double dm = static_cast<double>(dev) * inv_len;
     // A provisional centre far from the block's mean (the squares' sum more than twice the
     // deviations' about the mean: digits lost to cancellation) is replaced by the mean. (An

@@ -191,12 +191,12 @@ template <class T, bool kCenter, int R>
 // copy it is measured against. Each step reads two vectors of the row (its statistics, about a
 // provisional centre: the mean of its first vector, as RowStats::provisional), writes two of the
 // previous row's outputs and requests x two lines kAheadBytes on; the row's coefficients follow
-// the loop. Numerics as the pipeline's (RowStats, NormCoef): a centre far from the row's mean
-// falls back to RowStats's two passes. Against the pipeline at R = 1, the same spells' copy, 8
-// alternating rounds: 32768 × 512 0.77 → 0.89 of it on two threads, 0.70 → 0.87 on one. (Found
-// by a one-off probe of this loop in the benchmark's process, not in the tree: it read 0.9–1.0
-// of the copy where the pipeline read 0.7–0.8. The pipeline's bookkeeping per vector (credits,
-// position, requests) and its serial 16-element centre sat on every row's path.)
+// the loop. Numerics as the pipeline's (RowStats::add_about, NormCoef): a centre far from the
+// row's mean is replaced by the mean, with one more pass. Against the pipeline at R = 1, the same
+// spells' copy, 8 alternating rounds: 32768 × 512 0.77 → 0.89 of it on two threads, 0.70 → 0.87 on
+// one. (Found by a one-off probe of this loop in the benchmark's process, not in the tree: it read
+// 0.9–1.0 of the copy where the pipeline read 0.7–0.8. The pipeline's bookkeeping per vector
+// (credits, position, requests) and its serial 16-element centre sat on every row's path.)
 template <class T, bool kCenter, bool kGamma, bool kBeta>
 void stream_whole_rows(const T* x0, T* y0, int64_t n, double eps, const T* gamma, const T* beta,
                        int64_t r0, int64_t r1) {
@@ -238,20 +238,8 @@ void stream_whole_rows(const T* x0, T* y0, int64_t n, double eps, const T* gamma
       q0 += d0 * d0;
       if (px) out(i);
     }
-    RowStats<T> st{.center = kCenter};
-    const double sq = static_cast<double>(reduce_add(q0 + q1));
-    st.n = n;
-    st.m2 = sq;
-    if constexpr (kCenter) {
-      const double dm = static_cast<double>(reduce_add(s0 + s1)) / static_cast<double>(n);
-      if (static_cast<double>(n) * dm * dm > 0.5 * sq) {
-        st = RowStats<T>{.center = kCenter};
-        st.add(x, n);
-      } else {
-        st.mean = static_cast<double>(c) + dm;
-        st.m2 = std::max(0.0, sq - static_cast<double>(n) * dm * dm);
-      }
-    }
+    RowStats<T> st{.center = kCenter, .provisional = true};
+    st.add_about(x, n, c, reduce_add(s0 + s1), static_cast<double>(reduce_add(q0 + q1)));
     const NormCoef<T> k(st, eps);
     hi = splat<V>(k.hi);
     lo = splat<V>(k.lo);
