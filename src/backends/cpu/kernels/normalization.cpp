@@ -189,7 +189,8 @@ template <class T, bool kCenter, int R>
 
 // Rows of whole vectors up to a stage block, y vector-aligned: one loop a row, shaped like the
 // copy it is measured against. Each step reads two vectors of the row (its statistics, about a
-// provisional centre: the mean of its first vector, as RowStats::provisional), writes two of the
+// provisional centre: the mean of its first vector, by a tree; RowStats::provisional's serial
+// mean of the first 16 elements is the same set in f32, twice it in f64), writes two of the
 // previous row's outputs and requests x two lines kAheadBytes on; the row's coefficients follow
 // the loop. Numerics as the pipeline's (RowStats::add_about, NormCoef): a centre far from the
 // row's mean is replaced by the mean, with one more pass. Against the pipeline at R = 1, the same
@@ -271,8 +272,8 @@ void stream_rows(const HostTensor& x, const HostTensor& y, int64_t n, double eps
   const bool grouped = inlined && row_bytes > (8 << 10) && row_bytes % kVectorBytes == 0 &&
                        reinterpret_cast<uintptr_t>(y0) % kVectorBytes == 0;
   if (n % kLanes<VecOf<T>> == 0 && n <= B && reinterpret_cast<uintptr_t>(y0) % kVectorBytes == 0) {
-    // One part a thread: with 8 (row_grain) the loop read 0.79 of the copy where with 2 it
-    // read 0.85–0.94 (32768 × 512, two threads, the same spells).
+    // One part a thread: the probe's form of this loop, in the library, read 0.79 of the copy
+    // in 8 parts (row_grain) and 0.85–0.94 in 2 (32768 × 512, two threads, the same spells).
     parallel_for(rows, (rows + num_threads() - 1) / num_threads(), [&](int64_t r0, int64_t r1) {
       auto run = [&]<bool G, bool Bt>() {
         stream_whole_rows<T, kCenter, G, Bt>(x0, y0, n, eps, gamma, beta, r0, r1);
