@@ -199,32 +199,39 @@ TEST(CpuReduction, SoftmaxStreamsLargeOutputs) {
   for (int64_t j = 0; j < 1027; ++j) x.set_f64(9 * 1027 + j, -inf);
   check(OpKind::Softmax, Attrs(), {x}, "streamed rows");
   check(OpKind::Softmax, Attrs().set("log", true), {x}, "streamed rows log");
-  // Rows of whole vectors: each row's write waits for the next row's exp pass (the last of a
-  // thread's rows is written at its end). An odd row count, and NaN / all -inf rows among them.
+  // Rows of whole vectors (softmax_whole_rows): each row is written along the next row's exp
+  // pass (a thread's last row at its end). An odd row count, and NaN / all -inf rows among them.
   HostTensor w = data(DType::F32, {4099, 1024}, 22, -20, 20);
   w.set_f64(7 * 1024 + 100, std::nan(""));
   for (int64_t j = 0; j < 1024; ++j) w.set_f64(4098 * 1024 + j, -inf);
   check(OpKind::Softmax, Attrs(), {w}, "streamed aligned rows");
-  // Rows of at most 4 KB go in pairs (both rows' passes side by side, the previous pair pending):
-  // NaN and all -inf rows first and second in a pair, and an odd row count (a single row last).
+  // The same for 512-wide rows: NaN and all -inf rows, odd and even, and an odd row count.
   HostTensor v = data(DType::F32, {8195, 512}, 23, -20, 20);
   v.set_f64(2 * 512 + 7, std::nan(""));
   v.set_f64(9 * 512 + 300, std::nan(""));
   for (int64_t j = 0; j < 512; ++j) v.set_f64(4 * 512 + j, -inf);
   for (int64_t j = 0; j < 512; ++j) v.set_f64(11 * 512 + j, -inf);
-  // Rows whose first vector lies 100 below their maximum (the exp pass redone), first and
-  // second in a pair.
+  // Rows whose first vector lies 100 below their maximum (the exp pass redone).
   for (int64_t r : {14, 17})
     for (int64_t j = 0; j < 16; ++j) v.set_f64(r * 512 + j, -120);
-  check(OpKind::Softmax, Attrs(), {v}, "streamed row pairs");
-  // A pair's rows are computed as single rows are: the first 16 rows (NaN and -inf ones among
-  // them) bit for bit as softmax over those rows alone, a tensor too small to stream.
-  const int64_t rows = 16, cols = 512;
-  HostTensor head = HostTensor::empty(DType::F32, {rows, cols});
-  std::memcpy(head.data(), v.data(), rows * cols * sizeof(float));
-  const HostTensor paired = run_op(OpKind::Softmax, Attrs(), {v}, "cpu")[0];
-  const HostTensor single = run_op(OpKind::Softmax, Attrs(), {head}, "cpu")[0];
-  EXPECT_EQ(std::memcmp(paired.data(), single.data(), rows * cols * sizeof(float)), 0);
+  check(OpKind::Softmax, Attrs(), {v}, "streamed 512-wide rows");
+  // f64 (8 lanes a vector): 1032 columns, an odd vector count a row.
+  HostTensor d = data(DType::F64, {2051, 1032}, 24, -20, 20);
+  d.set_f64(3 * 1032 + 9, std::nan(""));
+  for (int64_t j = 0; j < 1032; ++j) d.set_f64(6 * 1032 + j, -inf);
+  for (int64_t j = 0; j < 8; ++j) d.set_f64(12 * 1032 + j, -120);
+  check(OpKind::Softmax, Attrs(), {d}, "streamed f64 rows");
+  // Streamed rows are computed as rows in cache are: the first 16 rows (NaN, -inf and redone
+  // ones among them) bit for bit as softmax over those rows alone, a tensor too small to stream.
+  for (const HostTensor* t : {&v, &d}) {
+    const int64_t rows = 16,
+                  bytes = rows * t->shape[1] * static_cast<int64_t>(dtype_size(t->dtype));
+    HostTensor head = HostTensor::empty(t->dtype, {rows, t->shape[1]});
+    std::memcpy(head.data(), t->data(), bytes);
+    const HostTensor streamed = run_op(OpKind::Softmax, Attrs(), {*t}, "cpu")[0];
+    const HostTensor single = run_op(OpKind::Softmax, Attrs(), {head}, "cpu")[0];
+    EXPECT_EQ(std::memcmp(streamed.data(), single.data(), bytes), 0) << dtype_name(t->dtype);
+  }
 }
 
 TEST(CpuReduction, Scans) {

@@ -23,26 +23,6 @@ using namespace red;
 // no NaN test of its own: the max skips NaN, but e^(NaN - m) makes the sum
 // NaN and with it the whole row (as does x - m for m = ±inf).
 
-// A streamed row not yet written: y[0, n) = e[0, n) · inv.
-template <class T>
-struct PendingRow {
-  T* y = nullptr;
-  const T* e = nullptr;
-  T inv = 0;
-  int64_t n = 0;
-};
-
-// Writes `p` (when there is one) and clears it.
-template <class T>
-void flush(PendingRow<T>& p) {
-  using V = VecOf<T>;
-  if (p.y == nullptr) return;
-  const V inv = splat<V>(p.inv);
-  const T* e = p.e;
-  store_row_stream<V>(p.y, p.n, [e, inv](int64_t k) { return load<V>(e + k) * inv; });
-  p = {};
-}
-
 // Softmax's exponentials are taken against a provisional maximum, the row's first vector's,
 // and the row's maximum is found along the exp pass: no max pass before it, and no reduction
 // between the passes (two threads, 8 rounds, the same spells' copy: 32768 × 512 0.74 → 0.82,
@@ -95,7 +75,7 @@ T redo_exp(const T* x, T* e, int64_t n, T m, bool whole) {
 }
 
 template <class T>
-void softmax_row(const T* x, T* y, int64_t n, bool log, T* tmp, PendingRow<T>* pending) {
+void softmax_row(const T* x, T* y, int64_t n, bool log, T* tmp) {
   using V = VecOf<T>;
   constexpr int L = kLanes<V>;
   const T ninf = -std::numeric_limits<T>::infinity();
@@ -133,12 +113,8 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, T* tmp, PendingRow<T>* p
   T* e = tmp ? tmp : y;
   V s0{}, s1{};
   // Streaming: x is requested kAheadBytes ahead of the loads (prefetches never fault, so running
-  // past the tensor's end is harmless), and the previous row, pending, is written: reads and
-  // writes then share the memory's time, where a row written in a burst after its exp pass left
-  // reads idle (1.27× slower at 4096 × 4096 and 1.3× at 32768 × 512, on two threads).
+  // past the tensor's end is harmless).
   const T* ahead = x + kAheadBytes / static_cast<int64_t>(sizeof(T));
-  const PendingRow<T> p = pending ? *pending : PendingRow<T>{};
-  const V pinv = splat<V>(p.inv);
   for (i = 0; i + 2 * L <= n; i += 2 * L) {
     if (tmp) {
       request_line(ahead + i);
@@ -150,10 +126,6 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, T* tmp, PendingRow<T>* p
     V e0 = exp_m(v0), e1 = exp_m(v1);
     store(e + i, e0);
     store(e + i + L, e1);
-    if (p.y) {
-      store_stream(p.y + i, load<V>(p.e + i) * pinv);
-      store_stream(p.y + i + L, load<V>(p.e + i + L) * pinv);
-    }
     s0 += e0;
     s1 += e1;
   }
@@ -162,7 +134,6 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, T* tmp, PendingRow<T>* p
     acc0 = v > acc0 ? v : acc0;
     V e0 = exp_m(v);
     store(e + i, e0);
-    if (p.y) store_stream(p.y + i, load<V>(p.e + i) * pinv);
     s0 += e0;
   }
   if (i < n) {
@@ -178,20 +149,11 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, T* tmp, PendingRow<T>* p
   const T top = reduce_max_tree(acc1 > acc0 ? acc1 : acc0);
   const double s = static_cast<double>(top - m0 <= kSlack ? reduce_add(s0 + s1)
                                                           : redo_exp(x, e, n, top, tmp != nullptr));
-  const T inv_s = static_cast<T>(1.0 / s);
+  const V inv = splat<V>(static_cast<T>(1.0 / s));
   if (tmp) {
-    // Pending until the next row when its rows are whole aligned vectors (then the pending
-    // row's stores above were whole and aligned too), else written now.
-    PendingRow<T> row{y, tmp, inv_s, n};
-    if (pending && n % L == 0 && reinterpret_cast<uintptr_t>(y) % kVectorBytes == 0) {
-      *pending = row;
-    } else {
-      if (pending) flush(*pending);
-      flush(row);
-    }
+    store_row_stream<V>(y, n, [tmp, inv](int64_t k) { return load<V>(tmp + k) * inv; });
     return;
   }
-  const V inv = splat<V>(inv_s);
   for (i = 0; i + L <= n; i += L) store(y + i, load<V>(y + i) * inv);
   if (i < n) {
     int r = static_cast<int>(n - i);
@@ -199,73 +161,64 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, T* tmp, PendingRow<T>* p
   }
 }
 
-// softmax_row's streamed path for two rows at once (x, y and the next rows at x + n, y + n),
-// n whole vectors and y vector-aligned: each pass runs both rows' chains side by side, so one
-// row's reductions (max, sum) overlap the other's work. The previous pair, pending[0] and [1], is
-// written along the exp pass. Each row's arithmetic, and so its result, is softmax_row's.
+// softmax_row's streamed path for rows [r0, r1) of n elements each, n whole vectors and y
+// vector-aligned, in one loop a row shaped like the copy it is measured against (as layer norm's
+// stream_whole_rows): each step reads two vectors of x, stores their exponentials into the row's
+// half of `tmp` (two rows `stride` elements apart), writes two vectors of the previous row from
+// its half, and requests two lines kAheadBytes on. Reads and writes share the memory's time;
+// a row written in a burst after its exp pass left reads idle (1.27× slower at 4096 × 4096 and
+// 1.3× at 32768 × 512, two threads). Each row's arithmetic, and so its result, is softmax_row's.
 template <class T>
-void softmax_pair(const T* x, T* y, int64_t n, T* tmp0, T* tmp1, PendingRow<T>* pending) {
+void softmax_whole_rows(const T* x0, T* y0, int64_t n, int64_t r0, int64_t r1, T* tmp,
+                        int64_t stride) {
   using V = VecOf<T>;
   constexpr int L = kLanes<V>;
   const T ninf = -std::numeric_limits<T>::infinity();
-  const T* x1 = x + n;
-  // Provisional maxima, as softmax_row's.
-  const T ma = first_max(x, n), mb = first_max(x1, n);
-  const auto exp_a = exp_below(ma);
-  const auto exp_b = exp_below(mb);
-  V a0 = splat<V>(ninf), a1 = a0, b0 = a0, b1 = a0;
-  int64_t i = 0;
-  const T* ahead = x + kAheadBytes / static_cast<int64_t>(sizeof(T));
-  const PendingRow<T> p = pending[0], q = pending[1];
-  const V pinv = splat<V>(p.inv), qinv = splat<V>(q.inv);
-  V s0{}, s1{}, t0{}, t1{};
-  for (i = 0; i + 2 * L <= n; i += 2 * L) {
-    request_line(ahead + i);
-    request_line(ahead + i + L);
-    request_line(ahead + n + i);
-    request_line(ahead + n + i + L);
-    V u0 = load<V>(x + i), u1 = load<V>(x + i + L);
-    V v0 = load<V>(x1 + i), v1 = load<V>(x1 + i + L);
-    a0 = u0 > a0 ? u0 : a0;
-    a1 = u1 > a1 ? u1 : a1;
-    b0 = v0 > b0 ? v0 : b0;
-    b1 = v1 > b1 ? v1 : b1;
-    V e0 = exp_a(u0), e1 = exp_a(u1);
-    V f0 = exp_b(v0), f1 = exp_b(v1);
-    store(tmp0 + i, e0);
-    store(tmp0 + i + L, e1);
-    store(tmp1 + i, f0);
-    store(tmp1 + i + L, f1);
-    if (p.y) {
-      store_stream(p.y + i, load<V>(p.e + i) * pinv);
-      store_stream(p.y + i + L, load<V>(p.e + i + L) * pinv);
-      store_stream(q.y + i, load<V>(q.e + i) * qinv);
-      store_stream(q.y + i + L, load<V>(q.e + i + L) * qinv);
+  const int64_t ahead = kAheadBytes / static_cast<int64_t>(sizeof(T));
+  const T* pe = nullptr;  // the previous row's exponentials, written along this row's
+  T* py = nullptr;
+  V pinv{};
+  for (int64_t row = r0; row < r1; ++row) {
+    const T* x = x0 + row * n;
+    T* e = tmp + (row % 2) * stride;
+    const T m0 = first_max(x, n);
+    const auto exp_m = exp_below(m0);
+    V a0 = splat<V>(ninf), a1 = a0, s0{}, s1{};
+    int64_t i = 0;
+    for (; i + 2 * L <= n; i += 2 * L) {
+      request_line(x + ahead + i);  // prefetches never fault: past x's end is harmless
+      request_line(x + ahead + i + L);
+      const V v0 = load<V>(x + i), v1 = load<V>(x + i + L);
+      a0 = v0 > a0 ? v0 : a0;
+      a1 = v1 > a1 ? v1 : a1;
+      const V e0 = exp_m(v0), e1 = exp_m(v1);
+      store(e + i, e0);
+      store(e + i + L, e1);
+      if (py) {
+        store_stream(py + i, load<V>(pe + i) * pinv);
+        store_stream(py + i + L, load<V>(pe + i + L) * pinv);
+      }
+      s0 += e0;
+      s1 += e1;
     }
-    s0 += e0;
-    s1 += e1;
-    t0 += f0;
-    t1 += f1;
-  }
-  if (i < n) {
-    V u = load<V>(x + i), v = load<V>(x1 + i);
-    a0 = u > a0 ? u : a0;
-    b0 = v > b0 ? v : b0;
-    V e0 = exp_a(u), f0 = exp_b(v);
-    store(tmp0 + i, e0);
-    store(tmp1 + i, f0);
-    if (p.y) {
-      store_stream(p.y + i, load<V>(p.e + i) * pinv);
-      store_stream(q.y + i, load<V>(q.e + i) * qinv);
+    if (i < n) {
+      request_line(x + ahead + i);
+      const V v0 = load<V>(x + i);
+      a0 = v0 > a0 ? v0 : a0;
+      const V e0 = exp_m(v0);
+      store(e + i, e0);
+      if (py) store_stream(py + i, load<V>(pe + i) * pinv);
+      s0 += e0;
     }
-    s0 += e0;
-    t0 += f0;
+    const T top = reduce_max_tree(a1 > a0 ? a1 : a0);
+    const T s = top - m0 <= kSlack ? reduce_add(s0 + s1) : redo_exp(x, e, n, top, true);
+    pinv = splat<V>(static_cast<T>(1.0 / static_cast<double>(s)));
+    pe = e;
+    py = y0 + row * n;
   }
-  const T top_a = reduce_max_tree(a1 > a0 ? a1 : a0), top_b = reduce_max_tree(b1 > b0 ? b1 : b0);
-  const T sa = top_a - ma <= kSlack ? reduce_add(s0 + s1) : redo_exp(x, tmp0, n, top_a, true);
-  const T sb = top_b - mb <= kSlack ? reduce_add(t0 + t1) : redo_exp(x1, tmp1, n, top_b, true);
-  pending[0] = {y, tmp0, static_cast<T>(1.0 / static_cast<double>(sa)), n};
-  pending[1] = {y + n, tmp1, static_cast<T>(1.0 / static_cast<double>(sb)), n};
+  if (py)
+    for (int64_t i = 0; i < n; i += L) store_stream(py + i, load<V>(pe + i) * pinv);
+  stream_fence();
 }
 
 // Softmax of one [n, w] column block (w <= lanes) of a [n, inner] slab, lanes across columns.
@@ -310,42 +263,31 @@ void softmax_typed(const HostTensor& xt, const HostTensor& yt, const AxisView& a
     // Outputs ≫ cache are streamed (rows up to 256 KB staged in a cache-resident buffer).
     const bool stream = !log && xt.numel() * static_cast<int64_t>(sizeof(T)) >= kStreamBytes &&
                         a.n * static_cast<int64_t>(sizeof(T)) <= (256 << 10);
-    // Rows of at most 4 KB go in pairs (softmax_pair) where their writes can pend: the time of
-    // 32768 × 512 ×0.85–0.95 on two threads (3 of 4 A/Bs of 7 rounds, the fourth equal in a
-    // noisy spell), ×0.96 on one; 65536 × 256 ×0.78–0.94.
-    const bool pairs = stream && a.n % L == 0 && a.n * static_cast<int64_t>(sizeof(T)) <= 4096 &&
-                       reinterpret_cast<uintptr_t>(y.p) % kVectorBytes == 0;
-    parallel_for(
-        a.outer, std::max<int64_t>(1, kGrainElems / std::max<int64_t>(a.n, 1)),
-        [&](int64_t b, int64_t e) {
-          // Two rows (four in pairs): the ones computing and the ones pending their
-          // write. Their starts are half a page apart modulo 4 KB (a quarter in
-          // pairs): the exp pass stores to one while loading from another at the same
-          // offset, and loads whose address matches an older store's in its low 12
-          // bits wait for it (16 KB + 64 B apart, 4096-wide rows were 7% slower).
-          const int64_t page = 4096 / static_cast<int64_t>(sizeof(T));
-          const size_t row =
-              static_cast<size_t>((a.n + L + page - 1) / page * page + page / (pairs ? 4 : 2));
-          AlignedVector<T> tmp(stream ? (pairs ? 4 : 2) * row : 0);
-          int64_t o = b;
-          if (pairs) {
-            PendingRow<T> two[2];
-            for (; o + 2 <= e; o += 2) {
-              T* t = tmp.data() + (o / 2 % 2) * 2 * row;
-              softmax_pair(x.p + o * a.n, y.p + o * a.n, a.n, t, t + row, two);
-            }
-            flush(two[0]);
-            flush(two[1]);
-          }
-          PendingRow<T> pending;
-          for (; o < e; ++o)
-            softmax_row(x.p + o * a.n, y.p + o * a.n, a.n, log,
-                        stream ? tmp.data() + (o % 2) * row : nullptr, stream ? &pending : nullptr);
-          if (stream) {
-            flush(pending);
-            stream_fence();
-          }
-        });
+    // Two staged rows, their starts half a page apart modulo 4 KB: the exp pass stores to one
+    // while loading from the other at the same offset, and loads whose address matches an older
+    // store's in its low 12 bits wait for it (16 KB + 64 B apart, 4096-wide rows were 7% slower).
+    const int64_t page = 4096 / static_cast<int64_t>(sizeof(T));
+    const int64_t stride = (a.n + L + page - 1) / page * page + page / 2;
+    if (stream && a.n % L == 0 && reinterpret_cast<uintptr_t>(y.p) % kVectorBytes == 0) {
+      // One part a thread. Against rows in pairs (≤ 4 KB) or single rows with the previous one
+      // pending, in 8 parts (two threads, 6 alternating rounds, the same spells' copy):
+      // 32768 × 512 0.74 → 0.95 of it, 4096 × 4096 0.75 → 0.90; one thread 0.60 → 1.04 and
+      // 1.04 → 1.05.
+      parallel_for(a.outer, (a.outer + num_threads() - 1) / num_threads(),
+                   [&](int64_t r0, int64_t r1) {
+                     AlignedVector<T> tmp(static_cast<size_t>(2 * stride));
+                     softmax_whole_rows(x.p, y.p, a.n, r0, r1, tmp.data(), stride);
+                   });
+    } else {
+      parallel_for(a.outer, std::max<int64_t>(1, kGrainElems / std::max<int64_t>(a.n, 1)),
+                   [&](int64_t b, int64_t e) {
+                     AlignedVector<T> tmp(stream ? static_cast<size_t>(stride) : 0);
+                     for (int64_t o = b; o < e; ++o)
+                       softmax_row(x.p + o * a.n, y.p + o * a.n, a.n, log,
+                                   stream ? tmp.data() : nullptr);
+                     if (stream) stream_fence();
+                   });
+    }
   } else {
     const int64_t tiles = (a.inner + L - 1) / L;
     parallel_for(a.outer * tiles, std::max<int64_t>(1, kGrainElems / std::max<int64_t>(a.n * L, 1)),
