@@ -187,17 +187,20 @@ template <class T, bool kCenter, int R>
   stream_chunk<T, kCenter, R>(x0, y0, rows, n, ahead, eps, gamma, beta, r0, r1);
 }
 
-// Rows of whole vectors up to a stage block, y vector-aligned: one loop a row, shaped like the
-// copy it is measured against. Each step reads two vectors of the row (its statistics, about a
-// provisional centre: the mean of its first vector, by a tree; RowStats::provisional's serial
-// mean of the first 16 elements is the same set in f32, twice it in f64), writes two of the
-// previous row's outputs and requests x two lines kAheadBytes on; the row's coefficients follow
-// the loop. Numerics as the pipeline's (RowStats::add_about, NormCoef): a centre far from the
-// row's mean is replaced by the mean, with one more pass. Against the pipeline at R = 1, the same
-// spells' copy, 8 alternating rounds: 32768 × 512 0.77 → 0.89 of it on two threads, 0.70 → 0.87 on
-// one. (Found by a one-off probe of this loop in the benchmark's process, not in the tree: it read
-// 0.9–1.0 of the copy where the pipeline read 0.7–0.8. The pipeline's bookkeeping per vector
-// (credits, position, requests) and its serial 16-element centre sat on every row's path.)
+// Rows of whole vectors up to two stage blocks (8 KB in f32), y vector-aligned: one loop a row,
+// shaped like the copy it is measured against. Each step reads two vectors of the row (its
+// statistics, a stage block at a time, about a provisional centre: the mean of the block's
+// first vector, by a tree; RowStats::provisional's serial mean of the first 16 elements is the
+// same set in f32, twice it in f64), writes two of the previous row's outputs and requests x
+// two lines kAheadBytes on; the row's coefficients follow the loop. Numerics as the pipeline's
+// (RowStats::add_about, NormCoef): a centre far from its block's mean is replaced by the mean,
+// with one more pass over the block. Against the pipeline at R = 1, the same spells' copy, 8
+// alternating rounds: 32768 × 512 0.77 → 0.89 of it on two threads, 0.70 → 0.87 on one; 8192 ×
+// 2048 0.84 → 0.95 (5 rounds; 12288 × 1536 even). At 4096 columns, 0.75 → 0.62 against the
+// grouped pipeline: the two rows in flight with gamma and beta (64 KB) pass L1. (Found by a one-off
+// probe of this loop in the benchmark's process, not in the tree: it read 0.9–1.0 of the copy where
+// the pipeline read 0.7–0.8. The pipeline's bookkeeping per vector (credits, position, requests)
+// and its serial 16-element centre sat on every row's path.)
 template <class T, bool kCenter, bool kGamma, bool kBeta>
 void stream_whole_rows(const T* x0, T* y0, int64_t n, double eps, const T* gamma, const T* beta,
                        int64_t r0, int64_t r1) {
@@ -215,32 +218,36 @@ void stream_whole_rows(const T* x0, T* y0, int64_t n, double eps, const T* gamma
   };
   for (int64_t row = r0; row < r1; ++row) {
     const T* x = x0 + row * n;
-    const T c = kCenter ? reduce_add(load<V>(x)) / static_cast<T>(L) : T(0);
-    const V vc = splat<V>(c);
-    V s0{}, s1{}, q0{}, q1{};
-    int64_t i = 0;
-    for (; i + 2 * L <= n; i += 2 * L) {
-      request_line(x + ahead + i);  // prefetches never fault: past x's end is harmless
-      request_line(x + ahead + i + L);
-      const V d0 = load<V>(x + i) - vc, d1 = load<V>(x + i + L) - vc;
-      s0 += d0;
-      s1 += d1;
-      q0 += d0 * d0;
-      q1 += d1 * d1;
-      if (px) {
-        out(i);
-        out(i + L);
-      }
-    }
-    if (i < n) {
-      request_line(x + ahead + i);
-      const V d0 = load<V>(x + i) - vc;
-      s0 += d0;
-      q0 += d0 * d0;
-      if (px) out(i);
-    }
     RowStats<T> st{.center = kCenter, .provisional = true};
-    st.add_about(x, n, c, reduce_add(s0 + s1), static_cast<double>(reduce_add(q0 + q1)));
+    for (int64_t k0 = 0; k0 < n; k0 += B) {
+      const int64_t k1 = std::min(n, k0 + B);
+      const T c = kCenter ? reduce_add(load<V>(x + k0)) / static_cast<T>(L) : T(0);
+      const V vc = splat<V>(c);
+      V s0{}, s1{}, q0{}, q1{};
+      int64_t i = k0;
+      for (; i + 2 * L <= k1; i += 2 * L) {
+        request_line(x + ahead + i);  // prefetches never fault: past x's end is harmless
+        request_line(x + ahead + i + L);
+        const V d0 = load<V>(x + i) - vc, d1 = load<V>(x + i + L) - vc;
+        s0 += d0;
+        s1 += d1;
+        q0 += d0 * d0;
+        q1 += d1 * d1;
+        if (px) {
+          out(i);
+          out(i + L);
+        }
+      }
+      if (i < k1) {
+        request_line(x + ahead + i);
+        const V d0 = load<V>(x + i) - vc;
+        s0 += d0;
+        q0 += d0 * d0;
+        if (px) out(i);
+      }
+      st.add_about(x + k0, k1 - k0, c, reduce_add(s0 + s1),
+                   static_cast<double>(reduce_add(q0 + q1)));
+    }
     const NormCoef<T> k(st, eps);
     hi = splat<V>(k.hi);
     lo = splat<V>(k.lo);
@@ -271,7 +278,8 @@ void stream_rows(const HostTensor& x, const HostTensor& y, int64_t n, double eps
   // say why; perhaps its four write streams).
   const bool grouped = inlined && row_bytes > (8 << 10) && row_bytes % kVectorBytes == 0 &&
                        reinterpret_cast<uintptr_t>(y0) % kVectorBytes == 0;
-  if (n % kLanes<VecOf<T>> == 0 && n <= B && reinterpret_cast<uintptr_t>(y0) % kVectorBytes == 0) {
+  if (n % kLanes<VecOf<T>> == 0 && n <= 2 * B &&
+      reinterpret_cast<uintptr_t>(y0) % kVectorBytes == 0) {
     // One part a thread: the probe's form of this loop, in the library, read 0.79 of the copy
     // in 8 parts (row_grain) and 0.85–0.94 in 2 (32768 × 512, two threads, the same spells).
     parallel_for(rows, (rows + num_threads() - 1) / num_threads(), [&](int64_t r0, int64_t r1) {
