@@ -74,6 +74,64 @@ T redo_exp(const T* x, T* e, int64_t n, T m, bool whole) {
   return reduce_add(s);
 }
 
+// A row's exp pass: e[0, n) = e^(x - m) against the row's provisional maximum (first_max), the
+// row's maximum found along it and the pass redone against that where it lies past kSlack;
+// returns Σ e. `whole`: e has room for n rounded up to whole vectors (a partial tail is stored
+// whole). Along each whole vector at i, x is requested kAheadBytes on (`request`) and side(i)
+// runs (softmax_whole_rows writes the previous row's vector i there).
+template <class T, class Side>
+[[gnu::always_inline]] inline T exp_pass(const T* x, T* e, int64_t n, bool whole, bool request,
+                                         Side side) {
+  using V = VecOf<T>;
+  constexpr int L = kLanes<V>;
+  const T ninf = -std::numeric_limits<T>::infinity();
+  const T m0 = first_max(x, n);
+  const auto exp_m = exp_below(m0);
+  // Prefetches never fault: running past the tensor's end is harmless.
+  const T* ahead = x + kAheadBytes / static_cast<int64_t>(sizeof(T));
+  V a0 = splat<V>(ninf), a1 = a0, s0{}, s1{};
+  int64_t i = 0;
+  for (; i + 2 * L <= n; i += 2 * L) {
+    if (request) {
+      request_line(ahead + i);
+      request_line(ahead + i + L);
+    }
+    const V v0 = load<V>(x + i), v1 = load<V>(x + i + L);
+    a0 = v0 > a0 ? v0 : a0;
+    a1 = v1 > a1 ? v1 : a1;
+    const V e0 = exp_m(v0), e1 = exp_m(v1);
+    store(e + i, e0);
+    store(e + i + L, e1);
+    side(i);
+    side(i + L);
+    s0 += e0;
+    s1 += e1;
+  }
+  if (i + L <= n) {
+    if (request) request_line(ahead + i);
+    const V v0 = load<V>(x + i);
+    a0 = v0 > a0 ? v0 : a0;
+    const V e0 = exp_m(v0);
+    store(e + i, e0);
+    side(i);
+    s0 += e0;
+    i += L;
+  }
+  if (i < n) {
+    const int rem = static_cast<int>(n - i);
+    const V v = load_partial<V>(x + i, rem, ninf);
+    a1 = v > a1 ? v : a1;
+    const V e0 = keep_first(exp_m(v), rem);
+    if (whole)
+      store(e + i, e0);
+    else
+      store_partial(e + i, e0, rem);
+    s1 += e0;
+  }
+  const T top = reduce_max_tree(a1 > a0 ? a1 : a0);
+  return top - m0 <= kSlack ? reduce_add(s0 + s1) : redo_exp(x, e, n, top, whole);
+}
+
 template <class T>
 void softmax_row(const T* x, T* y, int64_t n, bool log, T* tmp) {
   using V = VecOf<T>;
@@ -105,50 +163,12 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, T* tmp) {
     if (rem > 0) store_partial(y + i, (load_partial<V>(x + i, rem) - mv) - logs, rem);
     return;
   }
-  const T m0 = first_max(x, n);
-  const auto exp_m = exp_below(m0);
   // e^(x - m) is written once and rescaled, saving a second exp per element. Into `tmp` (a
   // cache-resident, vector-aligned row of the caller's, padded to whole vectors) when y is
   // streamed, so that y is written once, past the cache; else into y.
   T* e = tmp ? tmp : y;
-  V s0{}, s1{};
-  // Streaming: x is requested kAheadBytes ahead of the loads (prefetches never fault, so running
-  // past the tensor's end is harmless).
-  const T* ahead = x + kAheadBytes / static_cast<int64_t>(sizeof(T));
-  for (i = 0; i + 2 * L <= n; i += 2 * L) {
-    if (tmp) {
-      request_line(ahead + i);
-      request_line(ahead + i + L);
-    }
-    V v0 = load<V>(x + i), v1 = load<V>(x + i + L);
-    acc0 = v0 > acc0 ? v0 : acc0;
-    acc1 = v1 > acc1 ? v1 : acc1;
-    V e0 = exp_m(v0), e1 = exp_m(v1);
-    store(e + i, e0);
-    store(e + i + L, e1);
-    s0 += e0;
-    s1 += e1;
-  }
-  for (; i + L <= n; i += L) {
-    V v = load<V>(x + i);
-    acc0 = v > acc0 ? v : acc0;
-    V e0 = exp_m(v);
-    store(e + i, e0);
-    s0 += e0;
-  }
-  if (i < n) {
-    V v = load_partial<V>(x + i, rem, ninf);
-    acc1 = v > acc1 ? v : acc1;
-    V e0 = keep_first(exp_m(v), rem);
-    if (tmp)
-      store(e + i, e0);
-    else
-      store_partial(e + i, e0, rem);
-    s1 += e0;
-  }
-  const T top = reduce_max_tree(acc1 > acc0 ? acc1 : acc0);
-  const double s = static_cast<double>(top - m0 <= kSlack ? reduce_add(s0 + s1)
-                                                          : redo_exp(x, e, n, top, tmp != nullptr));
+  const double s =
+      static_cast<double>(exp_pass(x, e, n, tmp != nullptr, tmp != nullptr, [](int64_t) {}));
   const V inv = splat<V>(static_cast<T>(1.0 / s));
   if (tmp) {
     store_row_stream<V>(y, n, [tmp, inv](int64_t k) { return load<V>(tmp + k) * inv; });
@@ -173,45 +193,15 @@ void softmax_whole_rows(const T* x0, T* y0, int64_t n, int64_t r0, int64_t r1, T
                         int64_t stride) {
   using V = VecOf<T>;
   constexpr int L = kLanes<V>;
-  const T ninf = -std::numeric_limits<T>::infinity();
-  const int64_t ahead = kAheadBytes / static_cast<int64_t>(sizeof(T));
   const T* pe = nullptr;  // the previous row's exponentials, written along this row's
   T* py = nullptr;
   V pinv{};
   for (int64_t row = r0; row < r1; ++row) {
     const T* x = x0 + row * n;
     T* e = tmp + (row % 2) * stride;
-    const T m0 = first_max(x, n);
-    const auto exp_m = exp_below(m0);
-    V a0 = splat<V>(ninf), a1 = a0, s0{}, s1{};
-    int64_t i = 0;
-    for (; i + 2 * L <= n; i += 2 * L) {
-      request_line(x + ahead + i);  // prefetches never fault: past x's end is harmless
-      request_line(x + ahead + i + L);
-      const V v0 = load<V>(x + i), v1 = load<V>(x + i + L);
-      a0 = v0 > a0 ? v0 : a0;
-      a1 = v1 > a1 ? v1 : a1;
-      const V e0 = exp_m(v0), e1 = exp_m(v1);
-      store(e + i, e0);
-      store(e + i + L, e1);
-      if (py) {
-        store_stream(py + i, load<V>(pe + i) * pinv);
-        store_stream(py + i + L, load<V>(pe + i + L) * pinv);
-      }
-      s0 += e0;
-      s1 += e1;
-    }
-    if (i < n) {
-      request_line(x + ahead + i);
-      const V v0 = load<V>(x + i);
-      a0 = v0 > a0 ? v0 : a0;
-      const V e0 = exp_m(v0);
-      store(e + i, e0);
+    const T s = exp_pass(x, e, n, true, true, [py, pe, pinv](int64_t i) {
       if (py) store_stream(py + i, load<V>(pe + i) * pinv);
-      s0 += e0;
-    }
-    const T top = reduce_max_tree(a1 > a0 ? a1 : a0);
-    const T s = top - m0 <= kSlack ? reduce_add(s0 + s1) : redo_exp(x, e, n, top, true);
+    });
     pinv = splat<V>(static_cast<T>(1.0 / static_cast<double>(s)));
     pe = e;
     py = y0 + row * n;
