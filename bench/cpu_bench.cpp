@@ -86,10 +86,15 @@ double time_ms(const std::function<void()>& fn, int min_calls) {
 
 // --- the machine's limits --------------------------------------------------------------------
 
-// 16 independent chains of 512-bit FMAs (4-cycle latency × 2 pipes needs 8; 16 hides any
-// scheduling slack), `iters` rounds of them (512 flops a round).
-constexpr double kFlopsPerFmaRound = 2.0 * 16 * 16;
-__attribute__((target("avx512f"))) void fma_chains(int64_t iters) {
+// Independent chains of FMAs at the CPU's widest vector (4-cycle latency × 2 pipes needs 8;
+// more hide any scheduling slack), `iters` rounds of them: 16 chains of 512-bit vectors where
+// the CPU has AVX-512F (512 flops a round), else 12 of 256-bit ones (AVX2 has 16 registers; 192
+// flops a round).
+bool has_avx512() {
+  static const bool yes = __builtin_cpu_supports("avx512f");
+  return yes;
+}
+__attribute__((target("avx512f"))) void fma_chains_512(int64_t iters) {
   constexpr int kChains = 16;
   __m512 acc[kChains];
   for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i) * 1e-3f);
@@ -104,6 +109,28 @@ __attribute__((target("avx512f"))) void fma_chains(int64_t iters) {
   volatile float sink = lanes[0];
   (void)sink;
 }
+__attribute__((target("avx2,fma"))) void fma_chains_256(int64_t iters) {
+  constexpr int kChains = 12;
+  __m256 acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm256_set1_ps(static_cast<float>(i) * 1e-3f);
+  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+  for (int64_t it = 0; it < iters; ++it)
+#pragma GCC unroll 12
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+  __m256 sum = acc[0];
+  for (int i = 1; i < kChains; ++i) sum = _mm256_add_ps(sum, acc[i]);
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, sum);
+  volatile float sink = lanes[0];
+  (void)sink;
+}
+double flops_per_fma_round() { return has_avx512() ? 2.0 * 16 * 16 : 2.0 * 12 * 8; }
+void fma_chains(int64_t iters) {
+  if (has_avx512())
+    fma_chains_512(iters);
+  else
+    fma_chains_256(iters);
+}
 
 // GFLOP/s of one thread running fma_chains.
 double fma_gflops_one_thread() {
@@ -111,14 +138,15 @@ double fma_gflops_one_thread() {
   const auto t0 = Clock::now();
   fma_chains(iters);
   const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-  return kFlopsPerFmaRound * static_cast<double>(iters) / s / 1e9;
+  return flops_per_fma_round() * static_cast<double>(iters) / s / 1e9;
 }
 
 // `flops` of fma_chains split evenly between the pool's threads (as parallel_copy is, so the
 // peak and the GEMM it is compared with run on the same threads).
 void parallel_fma(double flops) {
   const int64_t parts = num_threads();
-  const auto iters = static_cast<int64_t>(flops / kFlopsPerFmaRound / static_cast<double>(parts));
+  const auto iters =
+      static_cast<int64_t>(flops / flops_per_fma_round() / static_cast<double>(parts));
   parallel_for(parts, 1, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) fma_chains(iters);
   });
@@ -140,10 +168,10 @@ double run_threads(int threads, int reps, const std::function<double()>& fn) {
   return best;
 }
 
-// dst = src over n bytes (both 64-byte aligned, n a multiple of 256) by 512-bit loads and
-// non-temporal stores, reading 4 KiB ahead: ~50 GB/s on 2 threads here, where glibc's memcpy
-// (rep movsb at these sizes) moves ~30.
-__attribute__((target("avx512f"))) void stream_copy(char* dst, const char* src, size_t n) {
+// dst = src over n bytes (both 64-byte aligned, n a multiple of 256) by the widest loads and
+// non-temporal stores. 512-bit: reading 4 KiB ahead, ~50 GB/s on 2 threads on the AVX-512 host,
+// where glibc's memcpy (rep movsb at these sizes) moves ~30.
+__attribute__((target("avx512f"))) void stream_copy_512(char* dst, const char* src, size_t n) {
   for (size_t i = 0; i < n; i += 256) {
     __builtin_prefetch(src + i + 4096, 0, 1);
     const __m512 a = _mm512_load_ps(src + i), b = _mm512_load_ps(src + i + 64);
@@ -154,6 +182,26 @@ __attribute__((target("avx512f"))) void stream_copy(char* dst, const char* src, 
     _mm512_stream_ps(reinterpret_cast<float*>(dst + i + 192), d);
   }
   _mm_sfence();
+}
+// 256-bit vectors: a line a step (its two halves stored back to back), no requests ahead. On the
+// Zen 3 host, two threads, in this harness (three alternating runs, the 128 MiB copy beside the
+// elementwise chain): 5.6–6.9 ms, against 5.9–7.0 with two requests 8 KiB on a line (layer
+// norm's loop) and 8.0–8.3 for two lines a step without requests (the fastest of these in a
+// one-off program outside this harness: mixed).
+__attribute__((target("avx2"))) void stream_copy_256(char* dst, const char* src, size_t n) {
+  for (size_t i = 0; i < n; i += 64) {
+    const __m256 a = _mm256_load_ps(reinterpret_cast<const float*>(src + i));
+    const __m256 b = _mm256_load_ps(reinterpret_cast<const float*>(src + i + 32));
+    _mm256_stream_ps(reinterpret_cast<float*>(dst + i), a);
+    _mm256_stream_ps(reinterpret_cast<float*>(dst + i + 32), b);
+  }
+  _mm_sfence();
+}
+void stream_copy(char* dst, const char* src, size_t n) {
+  if (has_avx512())
+    stream_copy_512(dst, src, n);
+  else
+    stream_copy_256(dst, src, n);
 }
 
 // A byte buffer from the allocator of Tessel's tensors (allocate_host_bytes: 64-byte aligned,
@@ -172,15 +220,9 @@ struct Bytes {
   char* p;
 };
 
-// Whether this CPU runs stream_copy (AVX-512F).
-bool has_stream_copy() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
-  return yes;
-}
-
-// stream_copy over whole 256-byte units where the CPU has it, else memcpy.
+// stream_copy over whole 256-byte units, else memcpy.
 void best_copy(char* dst, const char* src, size_t n) {
-  if (n % 256 == 0 && has_stream_copy())
+  if (n % 256 == 0 && __builtin_cpu_supports("avx2"))
     stream_copy(dst, src, n);
   else
     std::memcpy(dst, src, n);

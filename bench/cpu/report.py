@@ -25,9 +25,9 @@ SAME_SPELL = {
     "copy": ("copy ms",
              "The target compares medians taken in the same spells of the shared machine: Tessel "
              "against a copy of the same bytes (half read, half written) timed alternately with "
-             "it on the same threads (`copy ms`). The copy is a streaming one (512-bit loads, "
-             "non-temporal stores, reading 4 KiB ahead): on this host it moves ~1.6× what glibc's "
-             "memcpy does, so it, not memcpy, is the limit. The 512 MiB copy above is the best of "
+             "it on the same threads (`copy ms`). The copy is a streaming one (the widest loads, "
+             "non-temporal stores, reading 4 KiB ahead): on the AVX-512 host it moved ~1.6× what "
+             "glibc's memcpy does, so it, not memcpy, is the limit. The 512 MiB copy above is the best of "
              "14 passes, not a median; each rate is also given against it."),
     "fma-peak": ("peak ms",
                  "The peak target compares medians taken in the same spells of the shared machine, "
@@ -74,6 +74,8 @@ def main():
     ap.add_argument("--workloads", required=True)
     ap.add_argument("--command", required=True)
     ap.add_argument("--openblas-env", default="")
+    ap.add_argument("--openblas-tuned", default="SkylakeX",
+                    help="the OPENBLAS_CORETYPE Tessel alternated with (run.sh picks it by CPU)")
     ap.add_argument("--analysis", help="markdown appended as the report's reading of the numbers")
     args = ap.parse_args()
 
@@ -104,7 +106,12 @@ def main():
     model = sh("lscpu | sed -n 's/^Model name: *//p'")
     mem = sh("free -g | awk '/Mem:/ {print $2}'")
     isa = machine.get("tessel_isa", {}).get("isa", "?")
-    p(f"- Machine: {model}, {sh('nproc')} cpus, {mem} GiB; Tessel cpu kernels: {isa}.")
+    # The model name alone ("AMD EPYC") does not tell the hosts apart: family and model do (25 / 1:
+    # Zen 3, AVX2; 26: Zen 5, AVX-512).
+    fam = sh("grep -m1 '^cpu family' /proc/cpuinfo | sed 's/.*: *//'")
+    num = sh("grep -m1 '^model[[:space:]]*:' /proc/cpuinfo | sed 's/.*: *//'")
+    p(f"- Machine: {model} (cpu family {fam}, model {num}), {sh('nproc')} cpus, {mem} GiB; "
+      f"Tessel cpu kernels: {isa}.")
     rounds = max(len(by_round) for impls in times.values() for by_round in impls.values())
     p(f"- Command: `{args.command}` (writes this file). {threads} threads for every "
       "implementation; each time is a median over repetitions, Tessel and OpenBLAS alternating "
@@ -115,11 +122,12 @@ def main():
       "the Python peers run after them in the same script; Tessel and ONNX "
       "Runtime alternate on the models in 5 rounds of 8 runs (a fresh process each round), "
       "each timed as the median of its rounds' medians.")
-    core = {k: machine.get(k, {}).get("openblas_core", "?")
-            for k in ("openblas-skylakex", "openblas-unset")}
+    tuned = args.openblas_tuned
+    ob_tuned = "openblas-" + tuned.lower()
+    core = {k: machine.get(k, {}).get("openblas_core", "?") for k in (ob_tuned, "openblas-unset")}
     p(f"- The environment's OpenBLAS settings: `{args.openblas_env}`. OpenBLAS ran its "
-      f"`{core['openblas-skylakex']}` kernels with OPENBLAS_CORETYPE=SkylakeX and its "
-      f"`{core['openblas-unset']}` kernels with it unset. `openblas-skylakex` alternates with "
+      f"`{core[ob_tuned]}` kernels with OPENBLAS_CORETYPE={tuned} and its "
+      f"`{core['openblas-unset']}` kernels with it unset. `{ob_tuned}` alternates with "
       "Tessel in one process, so both see the same spells of the shared host: it is the peer the "
       "GEMM target is judged against. `openblas-unset` and the Python peers run afterwards, in "
       "other spells. numpy and torch call the same OpenBLAS: their GEMM rows are given both ways.")
@@ -127,7 +135,8 @@ def main():
     p("## The machine's limits (measured in this run)\n")
     p("| limit | 1 thread | %d threads |" % threads)
     p("|---|---|---|")
-    p(f"| f32 FMA peak (16 independent 512-bit FMA chains; {threads} threads: the larger of "
+    chains = "16 independent 512-bit" if "avx512" in isa else "12 independent 256-bit"
+    p(f"| f32 FMA peak ({chains} FMA chains; {threads} threads: the larger of "
       f"their run, {peak['gflops_n']:.0f}, and {threads}× one thread's) | "
       f"{peak['gflops_1']:.0f} GFLOP/s | {peak_n:.0f} GFLOP/s |")
     p(f"| copy bandwidth (512 MiB, read + write bytes: the best pass of memcpy and of a "
@@ -160,8 +169,8 @@ def main():
 
     sections = [
         ("f32 GEMM", lambda k, f: k == "gemm" and f["dtype"] == "f32",
-         ["openblas-skylakex", "openblas-unset", "openblas-env", "numpy", "numpy-skylakex",
-          "torch", "torch-skylakex"]),
+         [ob_tuned, "openblas-unset", "openblas-env", "numpy", f"numpy-{tuned.lower()}",
+          "torch", f"torch-{tuned.lower()}"]),
         ("bf16 GEMM (Tessel: bf16 in, bf16 out, f32 accumulation; with AVX512_BF16 both multiply "
          "through vdpbf16ps, two products a lane per instruction, up to twice the f32 FMA peak)",
          lambda k, f: k == "gemm" and f["dtype"] == "bf16", ["torch"]),
@@ -212,7 +221,7 @@ def main():
                 [fmt(ms(wid, i)) for i in present] + [ratio]
             p("| " + " | ".join(cells) + " |")
             if t and kind == "gemm" and f["dtype"] == "f32" and f["M"] >= 128:
-                ob_rounds = per_round(wid, "openblas-skylakex", lambda a, b: a / b)
+                ob_rounds = per_round(wid, ob_tuned, lambda a, b: a / b)
                 if ob_rounds:
                     targets.append(("f32 GEMM ≥ 1.0× OpenBLAS (best setting)", wid, ob_rounds, 1.0,
                                     "×"))

@@ -34,13 +34,18 @@ rec=$tmp/records.jsonl
 wl=bench/cpu/workloads.txt
 env_core=${OPENBLAS_CORETYPE:-}
 env_l2=${OPENBLAS_L2_SIZE:-}
-# OpenBLAS 0.3.21 does not recognise this CPU model and falls back to its Prescott (SSE3)
-# kernels when OPENBLAS_CORETYPE is unset; SkylakeX (AVX-512) is its fastest setting here
-# (measured against Haswell, Zen, Cooperlake, SapphireRapids). Tessel alternates with that one;
-# the unset and the environment's own settings are measured after, on OpenBLAS alone.
-echo "cpu.sh: Tessel + OpenBLAS (SkylakeX)" >&2
-env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=SkylakeX build/bench/cpu_bench --threads "$threads" \
-  --reps "$reps" --rounds "$rounds" --openblas-impl openblas-skylakex "$wl" >>"$rec"
+# OpenBLAS 0.3.21 does not recognise the AVX-512 host's CPU model (Zen 5) and falls back to its
+# Prescott (SSE3) kernels when OPENBLAS_CORETYPE is unset; SkylakeX (AVX-512) is its fastest
+# setting there (measured against Haswell, Zen, Cooperlake, SapphireRapids). On a CPU without
+# AVX-512 (SkylakeX would stop on an illegal instruction) Haswell's kernels, which its Zen setting
+# also runs. Tessel alternates with that one; the unset and the environment's own settings are
+# measured after, on OpenBLAS alone.
+tuned=Haswell
+grep -qw avx512f /proc/cpuinfo && tuned=SkylakeX
+tuned_lc=$(echo "$tuned" | tr '[:upper:]' '[:lower:]')
+echo "cpu.sh: Tessel + OpenBLAS ($tuned)" >&2
+env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=$tuned build/bench/cpu_bench --threads "$threads" \
+  --reps "$reps" --rounds "$rounds" --openblas-impl "openblas-$tuned_lc" "$wl" >>"$rec"
 echo "cpu.sh: OpenBLAS with OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset" >&2
 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/bench/cpu_bench --threads "$threads" \
   --reps 3 --impl openblas --openblas-impl openblas-unset "$wl" >>"$rec"
@@ -53,10 +58,10 @@ echo "cpu.sh: numpy and PyTorch" >&2
 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS="$threads" \
   OMP_NUM_THREADS="$threads" /usr/bin/python3 bench/cpu/peers.py --threads "$threads" \
   --runs "$reps" "$wl" >>"$rec"
-# numpy and torch's BLAS calls go through the same OpenBLAS: once more with SkylakeX for GEMM.
-env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS="$threads" \
+# numpy and torch's BLAS calls go through the same OpenBLAS: once more with $tuned for GEMM.
+env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=$tuned OPENBLAS_NUM_THREADS="$threads" \
   OMP_NUM_THREADS="$threads" /usr/bin/python3 bench/cpu/peers.py --threads "$threads" \
-  --runs "$reps" --filter gemm_f32 "$wl" | sed 's/"impl": "\([a-z]*\)"/"impl": "\1-skylakex"/' >>"$rec"
+  --runs "$reps" --filter gemm_f32 "$wl" | sed "s/\"impl\": \"\([a-z]*\)\"/\"impl\": \"\1-$tuned_lc\"/" >>"$rec"
 
 # ONNX models: Tessel (`tessel run`, median after a warm-up) and ONNX Runtime's cpu provider,
 # alternating in 5 rounds of 8 runs (each round a fresh process), so that a slow spell of the
@@ -88,5 +93,6 @@ onnx_pair paddleocr_rec "$m/ch_PP-OCRv4_rec_infer.onnx" 1,3,48,320 \
 cp "$rec" "${out%.md}.jsonl"
 /usr/bin/python3 bench/cpu/report.py --records "$rec" --workloads "$wl" --command "$command" \
   --openblas-env "OPENBLAS_CORETYPE=${env_core:-unset} OPENBLAS_L2_SIZE=${env_l2:-unset}" \
+  --openblas-tuned "$tuned" \
   --analysis bench/cpu/analysis.md >"$out"
 echo "cpu.sh: wrote $out" >&2
