@@ -67,8 +67,9 @@ TEST(CpuNormalization, TrailingNormBroadcastAndLargeMean) {
 // rows of 1027 start at every alignment (a plainly stored head and tail around the streamed
 // vectors); rows of 2051 span three blocks; rows of 1024 are whole aligned vectors (a loop of their
 // own, stream_whole_rows, which the rows of 512 below also take), 4099 of them
-// (an odd count per thread); rows of 4096 (16 KB) are normalized in groups of 4 rows, 1025 of
-// them (groups left short); rows of 4099 (past 16 KB) take the pipeline called out of line.
+// (an odd count per thread); rows of 4096 (16 KB) are normalized in groups of 4 rows with
+// AVX-512, 1025 of them (groups left short), and by stream_whole_rows with AVX2; rows of 4099
+// (past 16 KB) take the pipeline called out of line.
 // With and without gamma and beta, and in f64 (rows of 1027 and, grouped, 2048).
 TEST(CpuNormalization, TrailingNormStreamsLargeOutputs) {
   for (const Shape& s : {Shape{4100, 1027}, Shape{2050, 2051}, Shape{4099, 1024}, Shape{2049, 2048},
@@ -85,11 +86,13 @@ TEST(CpuNormalization, TrailingNormStreamsLargeOutputs) {
     expect_parity(OpKind::LayerNorm, axis_attrs(-1), {x, HostTensor{}, b}, what + " beta");
     expect_parity(OpKind::RmsNorm, axis_attrs(-1), {x}, what + " no gamma");
   }
-  // Rows up to 8 KB are centred, a stage block (1024) at a time, on the mean of the block's first
-  // 16 elements where that lies near the block's mean (RowStats::provisional), else on the mean:
-  // rows whose blocks' first 16 elements lie 50 above the rest (re-centred), rows of mean 1000
-  // (kept), rows of 20 elements, of 512 and of 2048 (two blocks).
-  for (const Shape& s : {Shape{8200, 512}, Shape{209716, 20}, Shape{2050, 2048}}) {
+  // Rows up to 8 KB (with AVX2 up to 128 KB) are centred, a stage block (1024) at a time, on the
+  // mean of the block's first 16 elements where that lies near the block's mean
+  // (RowStats::provisional), else on the mean: rows whose blocks' first 16 elements lie 50 above
+  // the rest (re-centred), rows of mean 1000 (kept), rows of 20 elements, of 512, of 2048 (two
+  // blocks) and of 8192 (eight: with AVX-512 the pipeline called out of line).
+  for (const Shape& s :
+       {Shape{8200, 512}, Shape{209716, 20}, Shape{2050, 2048}, Shape{513, 8192}}) {
     HostTensor far = random_values(DType::F32, s, 20, -1, 1);
     for (int64_t r = 0; r < s[0]; ++r)
       for (int64_t j = 0; j < s[1]; ++j)

@@ -187,14 +187,14 @@ template <class T, bool kCenter, int R>
   stream_chunk<T, kCenter, R>(x0, y0, rows, n, ahead, eps, gamma, beta, r0, r1);
 }
 
-// Rows of whole vectors up to two stage blocks (8 KB in f32), y vector-aligned: one loop a row,
-// shaped like the copy it is measured against. Each step reads two vectors of the row (its
-// statistics, a stage block at a time, about a provisional centre: the mean of the block's
-// first vector, by a tree; RowStats::provisional's serial mean of the first 16 elements is the
-// same set in f32, twice it in f64), writes two of the previous row's outputs and requests x
-// two lines kAheadBytes on; the row's coefficients follow the loop. Numerics as the pipeline's
-// (RowStats::add_about, NormCoef): a centre far from its block's mean is replaced by the mean,
-// with one more pass over the block. Against the pipeline at R = 1, the same spells' copy, 8
+// Rows of whole vectors (up to two stage blocks, 8 KB in f32, with AVX-512; see stream_rows), y
+// vector-aligned: one loop a row, shaped like the copy it is measured against. Each step reads two
+// vectors of the row (its statistics, a stage block at a time, about a provisional centre: the mean
+// of the block's first vector, by a tree; RowStats::provisional's serial mean of the first 16
+// elements is the same set in f32, twice it in f64), writes two of the previous row's outputs and
+// requests x two lines kAheadBytes on; the row's coefficients follow the loop. Numerics as the
+// pipeline's (RowStats::add_about, NormCoef): a centre far from its block's mean is replaced by the
+// mean, with one more pass over the block. Against the pipeline at R = 1, the same spells' copy, 8
 // alternating rounds: 32768 × 512 0.77 → 0.89 of it on two threads, 0.70 → 0.87 on one; 8192 ×
 // 2048 0.84 → 0.95 (5 rounds; 12288 × 1536 even). At 4096 columns, 0.75 → 0.62 against the
 // grouped pipeline: the two rows in flight with gamma and beta (64 KB) pass L1. (Found by a one-off
@@ -271,14 +271,26 @@ void stream_rows(const HostTensor& x, const HostTensor& y, int64_t n, double eps
   const int64_t ahead = kAheadBytes / static_cast<int64_t>(sizeof(T));
   const int64_t row_bytes = n * static_cast<int64_t>(sizeof(T));
   const bool inlined = row_bytes <= (16 << 10);
-  // Groups of 4 rows for rows past 8 KB, where they can be taken. Two threads, 6 rounds, the
-  // same spells' copy: 4096 × 4096 0.66 of it single rows, 0.77 grouped (groups of 2 and 8: less);
-  // 8192 × 2048 0.76 single, 0.70 grouped; 32768 × 512 0.76 single, 0.72 grouped. Where gamma
-  // and beta fit L1 beside the rows in flight, grouping measured slower (these numbers do not
-  // say why; perhaps its four write streams).
-  const bool grouped = inlined && row_bytes > (8 << 10) && row_bytes % kVectorBytes == 0 &&
+  // Groups of 4 rows for rows past 8 KB, where they can be taken and a vector is a whole cache
+  // line (AVX-512). Two threads, 6 rounds, the same spells' copy: 4096 × 4096 0.66 of it single
+  // rows, 0.77 grouped (groups of 2 and 8: less); 8192 × 2048 0.76 single, 0.70 grouped; 32768 ×
+  // 512 0.76 single, 0.72 grouped. Where gamma and beta fit L1 beside the rows in flight,
+  // grouping measured slower (these numbers do not say why; perhaps its four write streams).
+  // With 32-byte vectors (AVX2) a group's column stores half a line to each of its rows in turn:
+  // the streaming stores leave their write-combining buffers partial, and 4096 × 4096 ran at
+  // 0.13 of the copy on two threads of a Zen 3 host (4096 × 3072 0.14).
+  const bool grouped = kVectorBytes == 64 && inlined && row_bytes > (8 << 10) &&
+                       row_bytes % kVectorBytes == 0 &&
                        reinterpret_cast<uintptr_t>(y0) % kVectorBytes == 0;
-  if (n % kLanes<VecOf<T>> == 0 && n <= 2 * B &&
+  // stream_whole_rows takes rows up to two stage blocks with AVX-512 (at 4096 columns it read
+  // 0.60–0.71 of the copy against the grouped pipeline's 0.75–0.89), and with narrower vectors
+  // any row up to 128 KB (two rows in flight, a quarter of a 512 KB L2). On the Zen 3 host (AVX2),
+  // two threads, 2 runs of 5 repetitions each, the copy's time over Tessel's: against single rows
+  // (the pipeline at R = 1) 4096 × 3072 1.09 → 1.58, 4096 × 4096 1.13 → 1.37, 2048 × 8192 0.74–0.88
+  // → 1.36–1.46, 1024 × 16384 0.75–0.92 → 1.0–1.2, 512 × 32768 0.74–0.76 → 0.99–1.28.
+  const int64_t whole_max =
+      kVectorBytes == 64 ? 2 * B : (128 << 10) / static_cast<int64_t>(sizeof(T));
+  if (n % kLanes<VecOf<T>> == 0 && n <= whole_max &&
       reinterpret_cast<uintptr_t>(y0) % kVectorBytes == 0) {
     // One part a thread: the probe's form of this loop, in the library, read 0.79 of the copy
     // in 8 parts (row_grain) and 0.85–0.94 in 2 (32768 × 512, two threads, the same spells).
