@@ -189,6 +189,34 @@ TEST(CpuReduction, SoftmaxAndLogSoftmax) {
     }
 }
 
+// Terms far below the row's maximum: each within 1e-5 of e^(x - m) / Σ, relatively, while that
+// is a normal float (down to e^-87.3 = 2^-126; x·log2e - m·log2e in f32 keeps ~|x - m|·2^-24
+// of error: 1.4e-6 at -70), and within 2^-126 of it below (AVX2 flushes those terms to 0;
+// AVX-512 rounds them once). Every lane of a vector, in both halves of a pair.
+TEST(CpuReduction, SoftmaxTinyTerms) {
+  const double d[] = {
+      0,     -1,    -10, -40,  -70,  -80,  -85,  -87,
+      -87.3, -87.5, -90, -100, -103, -104, -150, -std::numeric_limits<double>::infinity()};
+  const int64_t n = 64;
+  HostTensor x = f32({1, n}, std::vector<double>(n, 0.0));
+  for (int64_t j = 0; j < n; ++j) x.set_f64(j, j == 0 ? 0.0 : d[j % 16]);
+  x.set_f64(16, -3);  // lanes 0 of the other vectors: 0 is the maximum once
+  x.set_f64(32, -3);
+  x.set_f64(48, -3);
+  double sum = 0;
+  for (int64_t j = 0; j < n; ++j)
+    sum += std::exp(static_cast<double>(static_cast<float>(x.get_f64(j))));
+  const HostTensor y = run_op1(OpKind::Softmax, Attrs(), {x}, "cpu");
+  for (int64_t j = 0; j < n; ++j) {
+    const double want = std::exp(static_cast<double>(static_cast<float>(x.get_f64(j)))) / sum;
+    const double got = y.get_f64(j);
+    if (want >= 0x1p-126)
+      EXPECT_NEAR(got, want, 1e-5 * want) << "column " << j;
+    else
+      EXPECT_NEAR(got, want, 0x1p-126) << "column " << j;
+  }
+}
+
 // Outputs of 16 MiB and more are written with non-temporal stores from a staged row: rows of
 // 1027 start at every alignment (an unaligned head, a partial tail), one row has a NaN, one is
 // all -inf.

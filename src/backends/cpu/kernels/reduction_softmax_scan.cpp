@@ -94,7 +94,7 @@ template <class T, class Side>
   for (; i + 2 * L <= n; i += 2 * L) {
     if (request) {
       request_line(ahead + i);
-      request_line(ahead + i + L);
+      if constexpr (L * sizeof(T) >= 64) request_line(ahead + i + L);  // (else the same line)
     }
     const V v0 = load<V>(x + i), v1 = load<V>(x + i + L);
     a0 = v0 > a0 ? v0 : a0;
