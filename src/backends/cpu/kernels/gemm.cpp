@@ -889,9 +889,20 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
       // mixed there, 0.95–1.07×.) Otherwise two parts a thread, or with few panels a part each:
       // every part packs all of A (four parts of a 60×2880×120 product packed A for as long as
       // they multiplied).
+      //
+      // B packed by its producer (GemmPanels: a convolution's windows) takes the wider parts
+      // with 256-bit vectors: packed a panel at a time, each call paid the producer's setup
+      // (its taps and position runs) for 16 columns, and the packing took 76% of a 96 → 24
+      // channel 3 × 3 convolution at 160 × 160 on two threads, slower than on one. On the Zen 3
+      // host, two threads, 3 alternating rounds: that convolution 42.4 → 18.2 ms, ResNet's 7 × 7
+      // stem 5.7 → 3.9, its 3 × 3 layers 1 and 3 5.2 → 2.8 and 3.7 → 3.1, MobileNet's 144 → 24
+      // pointwise 0.31 → 0.26. (Not measured with AVX-512, whose panels are twice as wide: it
+      // keeps a part a panel until it is.)
       const bool whole_a = row_panels * MR * k * static_cast<int64_t>(sizeof(T)) <= kWholeABytes;
+      const bool panel_parts = whole_a && (b.panels == nullptr || kVectorBytes == 64);
       const int64_t col_parts =
-          whole_a ? panels : std::min<int64_t>(panels, (panels >= 8 * threads ? 2 : 1) * threads);
+          panel_parts ? panels
+                      : std::min<int64_t>(panels, (panels >= 8 * threads ? 2 : 1) * threads);
       const int64_t row_parts = col_parts < threads ? std::min<int64_t>(row_panels, threads) : 1;
       const int64_t parts = col_parts < threads ? row_parts : col_parts;
       const bool share_a = whole_a && row_parts == 1;
