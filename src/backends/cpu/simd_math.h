@@ -214,17 +214,7 @@ class ExpBelow {
         _mm512_fmsub_ps(bitcast<__m512>(x), _mm512_set1_ps(kLog2e), bitcast<__m512>(hi_)),
         bitcast<__m512>(lo_));
     const __m512 f = _mm512_maskz_reduce_ps(0xffff, t, _MM_FROUND_TO_NEG_INF);
-    // 2^f on [0, 1]: degree 5 with the constant term 1, fitted for relative error (8e-8 in
-    // exact arithmetic, 2.2 ulps of 2^f in f32 over a dense sweep). Degree 6 (1 ulp) cost a
-    // multiply-add more on the FMA pipes, which bound the exp pass: two threads, 8 rounds, the
-    // same spells' copy, softmax 32768 × 512 0.67 → 0.71, 4096 × 4096 0.67 → 0.69.
-    static constexpr float kP[] = {1.0f,
-                                   6.931512952e-01f,
-                                   2.401644588e-01f,
-                                   5.579990894e-02f,
-                                   9.017038159e-03f,
-                                   1.867126324e-03f};
-    const Vf p = vpoly(bitcast<Vf>(f), kP);
+    const Vf p = vpoly(bitcast<Vf>(f), kP2f);
     return bitcast<Vf>(_mm512_maskz_scalef_ps(0xffff, bitcast<__m512>(p), t));
 #elif defined(TESSEL_CPU_ISA_AVX2)
     // The same t, f and 2^f; 2^floor(t) added to 2^f's exponent, and results below 2^-126
@@ -236,13 +226,7 @@ class ExpBelow {
         _mm256_fmsub_ps(bitcast<__m256>(x), _mm256_set1_ps(kLog2e), bitcast<__m256>(hi_)),
         bitcast<__m256>(lo_)));
     const Vf fl = vfloor(t);
-    static constexpr float kP[] = {1.0f,
-                                   6.931512952e-01f,
-                                   2.401644588e-01f,
-                                   5.579990894e-02f,
-                                   9.017038159e-03f,
-                                   1.867126324e-03f};
-    const Vi32 y = bitcast<Vi32>(vpoly(t - fl, kP)) + (convert<Vi32>(fl) << 23);
+    const Vi32 y = bitcast<Vi32>(vpoly(t - fl, kP2f)) + (convert<Vi32>(fl) << 23);
     return fl < -126.0f ? Vf{} : bitcast<Vf>(y);
 #else
     return vexp(x - m_);
@@ -251,6 +235,16 @@ class ExpBelow {
 
  private:
   static constexpr float kLog2e = 1.44269504088896341f;
+  // 2^f on [0, 1]: degree 5 with the constant term 1, fitted for relative error (8e-8 in exact
+  // arithmetic, 2.2 ulps of 2^f in f32 over a dense sweep). Degree 6 (1 ulp) cost a multiply-add
+  // more on the FMA pipes, which bound the exp pass: AVX-512, two threads, 8 rounds, the same
+  // spells' copy, softmax 32768 × 512 0.67 → 0.71, 4096 × 4096 0.67 → 0.69.
+  static constexpr float kP2f[] = {1.0f,
+                                   6.931512952e-01f,
+                                   2.401644588e-01f,
+                                   5.579990894e-02f,
+                                   9.017038159e-03f,
+                                   1.867126324e-03f};
   Vf m_, hi_, lo_;
 };
 
