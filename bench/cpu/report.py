@@ -25,8 +25,8 @@ SAME_SPELL = {
     "copy": ("copy ms",
              "The target compares medians taken in the same spells of the shared machine: Tessel "
              "against a copy of the same bytes (half read, half written) timed alternately with "
-             "it on the same threads (`copy ms`). The copy is a streaming one (the widest loads, "
-             "non-temporal stores, reading 4 KiB ahead): on the AVX-512 host it moved ~1.6× what "
+             "it on the same threads (`copy ms`). The copy is a streaming one (the widest loads and "
+             "non-temporal stores; 512-bit ones read 4 KiB ahead): on the AVX-512 host it moved ~1.6× what "
              "glibc's memcpy does, so it, not memcpy, is the limit. The 512 MiB copy above is the best of "
              "14 passes, not a median; each rate is also given against it."),
     "fma-peak": ("peak ms",

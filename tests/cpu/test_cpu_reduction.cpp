@@ -192,7 +192,7 @@ TEST(CpuReduction, SoftmaxAndLogSoftmax) {
 // Terms far below the row's maximum: each within 1e-5 of e^(x - m) / Σ, relatively, while that
 // is a normal float (down to e^-87.3 = 2^-126; x·log2e - m·log2e in f32 keeps ~|x - m|·2^-24
 // of error: 1.4e-6 at -70), and within 2^-126 of it below (AVX2 flushes those terms to 0;
-// AVX-512 rounds them once). Every lane of a vector, in both halves of a pair.
+// AVX-512 rounds them once). Every lane of a vector, in both vectors of an exp-pass step.
 TEST(CpuReduction, SoftmaxTinyTerms) {
   const double d[] = {
       0,     -1,    -10, -40,  -70,  -80,  -85,  -87,
