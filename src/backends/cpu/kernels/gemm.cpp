@@ -985,10 +985,16 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
         // kCopyAheadRows rows on; else pack_b packs each block before its multiplies. The
         // packing pass between the multiplies had been ~6% of the time at 128 × 4096 × 4096,
         // waiting on B's loads. Two threads, 7 rounds, the same spells' FMA loop: 128 × 4096 ×
-        // 4096 0.77 → 0.84, 128 × 512 × 2048 0.83 → 0.84–0.86.
+        // 4096 0.77 → 0.84, 128 × 512 × 2048 0.83 → 0.84–0.86. With 256-bit vectors each
+        // block is packed before its multiplies instead (as row_major_b below): on the Zen 3
+        // host, two threads, 3 alternating rounds against OpenBLAS, 128 × 512 × 2048 0.92 →
+        // 1.03× (the copy 8 to 48 rows ahead read alike). (128 × 4096 × 4096 does not come here
+        // with 6-row panels: its A, 22 panels, is past kWholeABytes; let in, it read 0.91 →
+        // 0.76×.)
         auto run_share = [&](int64_t s0, int64_t s1) {
           const int64_t kbs = (k + kb - 1) / kb, blocks = (s1 - s0 + NR - 1) / NR * kbs;
-          const bool rows = b.panels == nullptr && b.dtype == kNative<T> && b.cs == 1;
+          const bool rows =
+              kVectorBytes == 64 && b.panels == nullptr && b.dtype == kNative<T> && b.cs == 1;
           T* buf = static_cast<T*>(t_pack_b.get(static_cast<size_t>(2 * NR * Bk::KC) * sizeof(T)));
           // Block q's first column (of this column block), first k and its column count.
           auto col = [&](int64_t q) { return s0 + q / kbs * NR; };
@@ -1055,8 +1061,15 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
       // one more pass over B for a single panel.
       const int64_t extra = threads > 1 && row_panels < 32 * threads ? row_panels % threads : 0;
       const int64_t own_panels = row_panels - extra, e0 = own_panels * MR;
-      const bool row_major_b =
-          b.panels == nullptr && b.dtype == kNative<T> && b.cs == 1 && nc >= NR;
+      // Row-major B is packed along the multiplies (PanelsAlong, below) with 512-bit vectors
+      // only. With 256-bit ones, on the Zen 3 host (L1 32 KB and L2 512 KB, both 8 ways), the
+      // copy's loads, a line from each of kc rows a power of two apart, stalled (11% of the
+      // macro-kernel's samples at 252 × 256 × 4096, one thread, sat on one), and pack_b's pass
+      // before the multiplies, reading each row in order, was faster: two threads, 3 alternating
+      // rounds against OpenBLAS, 512³ 0.95 → 1.01×, 1024³ 0.98 → 1.02×, 1024 × 2048 × 512 0.93 →
+      // 1.02×.
+      const bool row_major_b = kVectorBytes == 64 && b.panels == nullptr && b.dtype == kNative<T> &&
+                               b.cs == 1 && nc >= NR;
       const bool pair_rows = Bk::kPairs && b.panels == nullptr && b.cs == 1 && nc >= NR;
       // At most 16 column panels: row-major A is read in place (ASource), not packed. Each A
       // element is then used by too few micro-kernels to pay for its packing pass (at N = 49
