@@ -564,11 +564,18 @@ void narrowest_kernel(int64_t kc, const T* a, const T* b, int64_t ldb, T* c, int
   // A packed panel's last few rows by a tile of as few rows (the panel's stride stays MR): where
   // M leaves 1–8 rows past the last whole panel, the full tile's FMAs on empty rows cost up to
   // 13/14 of that panel's time.
+  // The 6-row tile likewise takes 2 or 4 rows by a tile of 2 or 4: M = 128 leaves 2 rows past
+  // 21 panels, whose 6-row tile had been 3% of the multiplies for no work.
   if constexpr (!DirectA && Bk::MR > 8) {
     if (mr <= 4)
       return micro_kernel<Bk, false, 4>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead);
     if (mr <= 8)
       return micro_kernel<Bk, false, 8>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead);
+  } else if constexpr (!DirectA && Bk::MR > 4) {
+    if (mr <= 2)
+      return micro_kernel<Bk, false, 2>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead);
+    if (mr <= 4)
+      return micro_kernel<Bk, false, 4>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead);
   }
   micro_kernel<Bk, DirectA>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead, lda);
 }
