@@ -89,7 +89,9 @@ template <class T, class Side>
   const auto exp_m = exp_below(m0);
   // Prefetches never fault: running past the tensor's end is harmless.
   const T* ahead = x + kAheadBytes / static_cast<int64_t>(sizeof(T));
-  V a0 = splat<V>(ninf), a1 = a0, s0{}, s1{};
+  // One running maximum, not one a vector: with 16 registers (AVX2) the loop's constants and
+  // four accumulators left one sum in memory, a chain through a store and a load every step.
+  V a0 = splat<V>(ninf), s0{}, s1{};
   int64_t i = 0;
   for (; i + 2 * L <= n; i += 2 * L) {
     if (request) {
@@ -97,8 +99,8 @@ template <class T, class Side>
       if constexpr (L * sizeof(T) >= 64) request_line(ahead + i + L);  // (else the same line)
     }
     const V v0 = load<V>(x + i), v1 = load<V>(x + i + L);
-    a0 = v0 > a0 ? v0 : a0;
-    a1 = v1 > a1 ? v1 : a1;
+    const V top2 = v0 > v1 ? v0 : v1;  // NaN: v1's or NaN, which the next compare skips
+    a0 = top2 > a0 ? top2 : a0;
     const V e0 = exp_m(v0), e1 = exp_m(v1);
     store(e + i, e0);
     store(e + i + L, e1);
@@ -120,7 +122,7 @@ template <class T, class Side>
   if (i < n) {
     const int rem = static_cast<int>(n - i);
     const V v = load_partial<V>(x + i, rem, ninf);
-    a1 = v > a1 ? v : a1;
+    a0 = v > a0 ? v : a0;
     const V e0 = keep_first(exp_m(v), rem);
     if (whole)
       store(e + i, e0);
@@ -128,7 +130,7 @@ template <class T, class Side>
       store_partial(e + i, e0, rem);
     s1 += e0;
   }
-  const T top = reduce_max_tree(a1 > a0 ? a1 : a0);
+  const T top = reduce_max_tree(a0);
   return top - m0 <= kSlack ? reduce_add(s0 + s1) : redo_exp(x, e, n, top, whole);
 }
 
