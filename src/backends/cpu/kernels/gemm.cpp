@@ -564,14 +564,15 @@ void narrowest_kernel(int64_t kc, const T* a, const T* b, int64_t ldb, T* c, int
   // A packed panel's last few rows by a tile of as few rows (the panel's stride stays MR): where
   // M leaves 1–8 rows past the last whole panel, the full tile's FMAs on empty rows cost up to
   // 13/14 of that panel's time.
-  // The 6-row tile likewise takes 2 or 4 rows by a tile of 2 or 4: M = 128 leaves 2 rows past
-  // 21 panels, whose 6-row tile had been 3% of the multiplies for no work.
+  // The 6-row tile (256-bit vectors) likewise takes 2 or 4 rows by a tile of 2 or 4: M = 128
+  // leaves 2 rows past 21 panels, whose 6-row tile had been 3% of the multiplies for no work.
+  // (AVX-512's 8-row tile keeps its whole panels until it is measured there.)
   if constexpr (!DirectA && Bk::MR > 8) {
     if (mr <= 4)
       return micro_kernel<Bk, false, 4>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead);
     if (mr <= 8)
       return micro_kernel<Bk, false, 8>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead);
-  } else if constexpr (!DirectA && Bk::MR > 4) {
+  } else if constexpr (!DirectA && Bk::MR > 4 && kVectorBytes < 64) {
     if (mr <= 2)
       return micro_kernel<Bk, false, 2>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead);
     if (mr <= 4)
