@@ -205,10 +205,44 @@ void pack_conv_panels(const void* ctx, int64_t p0, int64_t kc, int64_t j0, int64
   const ConvPanels<T>& cp = *static_cast<const ConvPanels<T>*>(ctx);
   const ConvGeo& g = *cp.g;
   const int64_t stride = g.w.stride[2];  // 1 or 2
+  const int64_t padded = (nc + nr - 1) / nr * nr;
+  // With 256-bit vectors and more than one panel, each row of B is first laid out in order in
+  // `line` (whole vectors: a piece's last one runs on into the next piece's columns, which are
+  // written after it) and then copied into the panels a whole panel row at a time. Split at the
+  // panels' boundaries (put_columns), a tap off the row's alignment (kw = 0 and 2 of a 3 × 3)
+  // made two pieces a panel, each with a division for its place and a masked store:
+  // put_columns had as many samples as the micro-kernel in PaddleOCR det's 96 → 24 channel
+  // 3 × 3 convolution at 160 × 160 (Zen 3 host, two threads).
+  using V = Vec<T>;
+  constexpr int L = kLanes<V>;
+  thread_local std::vector<T> line_buf;
+  const bool by_line = kVectorBytes < 64 && nc > nr && nr % L == 0;
+  if (by_line && line_buf.size() < static_cast<size_t>(padded + L))
+    line_buf.resize(static_cast<size_t>(padded + L));
+  T* line = line_buf.data();
+  auto put_line = [&](int64_t at, const T* src, int64_t n) {
+    T* d = line + at;
+    int64_t i = 0;
+    if (src == nullptr) {
+      for (; i < n; i += L) store(d + i, V{});
+    } else if (stride == 2) {
+      for (; i + L < n; i += L)
+        store(d + i, even_lanes(load<V>(src + 2 * i), load<V>(src + 2 * i + L)));
+      if (i < n) {
+        const int rest = static_cast<int>(n - i), m = 2 * rest - 1;
+        const V a = load_partial<V>(src + 2 * i, m < L ? m : L);
+        const V b = m > L ? load_partial<V>(src + 2 * i + L, m - L) : V{};
+        store(d + i, even_lanes(a, b));
+      }
+    } else {
+      for (; i + L <= n; i += L) store(d + i, load<V>(src + i));
+      if (i < n) store(d + i, load_partial<V>(src + i, static_cast<int>(n - i)));
+    }
+  };
   auto emit = [&](int64_t p, int64_t at, const T* src, int64_t n) {
+    if (by_line) return put_line(at, src, n);
     put_columns(static_cast<T*>(out), kc, nr, p, at, src, n, stride);
   };
-  const int64_t padded = (nc + nr - 1) / nr * nr;
   // Row p0's tap, then each next row's by counting (tap_of's divisions were 12% of a
   // 60×(960·3)×40 convolution).
   Tap t = tap_of(g, p0);
@@ -236,6 +270,11 @@ void pack_conv_panels(const void* ctx, int64_t p0, int64_t kc, int64_t j0, int64
                     emit(p, at + (r.b - ow), nullptr, ow + len - r.b);
                   });
     emit(p, nc, nullptr, padded - nc);
+    if (by_line) {
+      T* o = static_cast<T*>(out) + p * nr;
+      for (int64_t jr = 0; jr < padded; jr += nr)
+        for (int v = 0; v < nr; v += L) store(o + jr * kc + v, load<V>(line + jr + v));
+    }
   }
 }
 
