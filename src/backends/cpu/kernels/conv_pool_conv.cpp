@@ -158,41 +158,48 @@ struct ConvPanels {
   std::vector<Tap> by_kw;  // tap_of of rows 0 .. k[2]: each kernel column's off, lo, hi
 };
 
-// Columns [at, at + n) of row p of kc×nr micro-panels `out` from src[0], src[stride], ...
-// (stride 1 or 2; nullptr: zeros), split at the panels' boundaries, by vectors (stride 2 by
-// deinterleaving two, never reading past src[2(n - 1)]).
+// dst[0, n) from src[0], src[stride], ... (stride 1 or 2; nullptr: zeros) by vectors (stride 2
+// by deinterleaving two, never reading past src[2(n - 1)]). `whole`: the last vector is stored
+// whole (dst has room for n rounded up to whole vectors), else only its first lanes.
+template <bool Whole, class T>
+[[gnu::always_inline]] inline void put_run(T* dst, const T* src, int64_t n, int64_t stride) {
+  using V = Vec<T>;
+  constexpr int L = kLanes<V>;
+  auto put_last = [&](int64_t i, V v) {
+    if constexpr (Whole)
+      store(dst + i, v);
+    else
+      store_partial(dst + i, v, static_cast<int>(n - i));
+  };
+  int64_t i = 0;
+  if (src == nullptr) {
+    for (; i + L <= n; i += L) store(dst + i, V{});
+    if (i < n) put_last(i, V{});
+    return;
+  }
+  if (stride == 2) {
+    for (; i + L < n; i += L)
+      store(dst + i, even_lanes(load<V>(src + 2 * i), load<V>(src + 2 * i + L)));
+    if (i < n) {
+      const int rest = static_cast<int>(n - i), m = 2 * rest - 1;
+      const V a = load_partial<V>(src + 2 * i, m < L ? m : L);
+      const V b = m > L ? load_partial<V>(src + 2 * i + L, m - L) : V{};
+      put_last(i, even_lanes(a, b));
+    }
+    return;
+  }
+  for (; i + L <= n; i += L) store(dst + i, load<V>(src + i));
+  if (i < n) put_last(i, load_partial<V>(src + i, static_cast<int>(n - i)));
+}
+
+// Columns [at, at + n) of row p of kc×nr micro-panels `out` from src (put_run), split at the
+// panels' boundaries.
 template <class T>
 void put_columns(T* out, int64_t kc, int nr, int64_t p, int64_t at, const T* src, int64_t n,
                  int64_t stride) {
-  using V = Vec<T>;
-  constexpr int L = kLanes<V>;
-  auto put = [stride](T* dst, const T* src, int64_t n) {
-    int64_t i = 0;
-    if (src == nullptr) {
-      for (; i + L <= n; i += L) store(dst + i, V{});
-      if (i < n) store_partial(dst + i, V{}, static_cast<int>(n - i));
-      return;
-    }
-    if (stride == 2) {
-      for (; i + L < n; i += L)
-        store(dst + i, even_lanes(load<V>(src + 2 * i), load<V>(src + 2 * i + L)));
-      if (i < n) {
-        const int rest = static_cast<int>(n - i), m = 2 * rest - 1;
-        const V a = load_partial<V>(src + 2 * i, m < L ? m : L);
-        const V b = m > L ? load_partial<V>(src + 2 * i + L, m - L) : V{};
-        store_partial(dst + i, even_lanes(a, b), rest);
-      }
-      return;
-    }
-    for (; i + L <= n; i += L) store(dst + i, load<V>(src + i));
-    if (i < n) {
-      const int rest = static_cast<int>(n - i);
-      store_partial(dst + i, load_partial<V>(src + i, rest), rest);
-    }
-  };
   while (n > 0) {
     const int64_t in_panel = at % nr, piece = std::min<int64_t>(n, nr - in_panel);
-    put(out + (at - in_panel) * kc + p * nr + in_panel, src, piece);
+    put_run<false>(out + (at - in_panel) * kc + p * nr + in_panel, src, piece, stride);
     at += piece;
     n -= piece;
     if (src != nullptr) src += piece * stride;
@@ -220,27 +227,8 @@ void pack_conv_panels(const void* ctx, int64_t p0, int64_t kc, int64_t j0, int64
   if (by_line && line_buf.size() < static_cast<size_t>(padded + L))
     line_buf.resize(static_cast<size_t>(padded + L));
   T* line = line_buf.data();
-  auto put_line = [&](int64_t at, const T* src, int64_t n) {
-    T* d = line + at;
-    int64_t i = 0;
-    if (src == nullptr) {
-      for (; i < n; i += L) store(d + i, V{});
-    } else if (stride == 2) {
-      for (; i + L < n; i += L)
-        store(d + i, even_lanes(load<V>(src + 2 * i), load<V>(src + 2 * i + L)));
-      if (i < n) {
-        const int rest = static_cast<int>(n - i), m = 2 * rest - 1;
-        const V a = load_partial<V>(src + 2 * i, m < L ? m : L);
-        const V b = m > L ? load_partial<V>(src + 2 * i + L, m - L) : V{};
-        store(d + i, even_lanes(a, b));
-      }
-    } else {
-      for (; i + L <= n; i += L) store(d + i, load<V>(src + i));
-      if (i < n) store(d + i, load_partial<V>(src + i, static_cast<int>(n - i)));
-    }
-  };
   auto emit = [&](int64_t p, int64_t at, const T* src, int64_t n) {
-    if (by_line) return put_line(at, src, n);
+    if (by_line) return put_run<true>(line + at, src, n, stride);
     put_columns(static_cast<T*>(out), kc, nr, p, at, src, n, stride);
   };
   // Row p0's tap, then each next row's by counting (tap_of's divisions were 12% of a
