@@ -454,9 +454,27 @@ void pack_b(const GemmOperand& b, int64_t p0, int64_t kc, int64_t j0, int64_t nc
         }
         continue;
       } else if (b.rs == 1) {
+        int64_t p = 0;
+#if defined(TESSEL_CPU_ISA_AVX2)
+        // Column-major B (a transposed operand: Gemm's transB, a backward pass's weights) with
+        // 256-bit vectors: 8 columns × 8 k through an 8 × 8 transpose, each a row of the panel,
+        // not element by element into every 16th float.
+        if constexpr (sizeof(T) == 4 && NR % 8 == 0)
+          if (cols == NR)
+            for (; p + 8 <= kc; p += 8)
+#pragma GCC unroll 2
+              for (int c0 = 0; c0 < NR; c0 += 8) {
+                __m256 r[8];
+#pragma GCC unroll 8
+                for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(s + (c0 + i) * b.cs + p);
+                transpose8(r);
+#pragma GCC unroll 8
+                for (int q = 0; q < 8; ++q) _mm256_storeu_ps(panel + (p + q) * NR + c0, r[q]);
+              }
+#endif
         for (int c = 0; c < cols; ++c) {
           const T* sc = s + c * b.cs;
-          for (int64_t p = 0; p < kc; ++p) panel[p * NR + c] = sc[p];
+          for (int64_t q = p; q < kc; ++q) panel[q * NR + c] = sc[q];
         }
       } else {
         for (int64_t p = 0; p < kc; ++p)
