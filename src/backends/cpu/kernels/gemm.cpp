@@ -192,10 +192,12 @@ inline void transpose16(__m512 r[16]) {
 // r[i] lane j -> r[j] lane i (8 × 8): pairs interleaved, then quads, then the 128-bit halves.
 inline void transpose8(__m256 r[8]) {
   __m256 t[8], u[8];
+#pragma GCC unroll 4
   for (int i = 0; i < 8; i += 2) {
     t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
     t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
   }
+#pragma GCC unroll 2
   for (int i = 0; i < 8; i += 4) {
     u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
     u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
@@ -203,6 +205,7 @@ inline void transpose8(__m256 r[8]) {
     u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
   }
   // u[4g + e]: 128-bit half H holds element 4H + e of rows 4g .. 4g + 3.
+#pragma GCC unroll 4
   for (int e = 0; e < 4; ++e) {
     r[e] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x20);
     r[4 + e] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x31);
