@@ -343,7 +343,8 @@ void pack_a(const GemmOperand& a, int64_t i0, int64_t mc, int64_t p0, int64_t kc
         // Row-major A. On AVX-512, 16 consecutive k of the MR rows at a time through a 16×16
         // transpose in registers. (Element-wise copies were 10% of a 1024³ GEMM; one gather per
         // panel row, which replaced them, was still 7% of the encoder layer on Zen 4, ~4 cycles
-        // an element.) Other ISAs (and the tail) copy elements.
+        // an element.) AVX2 likewise 8 k through an 8×8 transpose (below); other ISAs and the
+        // tail copy elements.
         int64_t p = 0;
 #if defined(TESSEL_CPU_ISA_AVX512)
         if constexpr (sizeof(T) == 4)
