@@ -192,7 +192,8 @@ TEST(ConvPoolConv, DepthwiseMatchesReferenceAcrossTiles) {
 // The cpu backend's f32 convolutions that run as an implicit GEMM, against the reference
 // backend: unstrided ones run its tiles across output rows laid end to end at the padded width
 // (rows of 16–57 columns, dilated, asymmetric pads, 5 × 5, 1 × 3, groups, 1-D, batch 2, several
-// bands a plane), strided ones (stride 2 along the rows or the columns) one row at a time.
+// bands a plane), strided ones (stride 2 along the rows or the columns) one row at a time; K past
+// one chunk of k's; past 64 output channels.
 TEST(ConvPoolConv, ImplicitGemmMatchesReferenceAcrossRows) {
   struct Case {
     Shape x, w;
@@ -210,6 +211,12 @@ TEST(ConvPoolConv, ImplicitGemmMatchesReferenceAcrossRows) {
       {{2, 8, 50}, {16, 8, 3}, {1}, {1, 1}, {1}, 1},
       {{1, 8, 30, 64}, {16, 8, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1},
       {{1, 8, 31, 40}, {16, 8, 3, 3}, {2, 1}, {1, 1, 1, 1}, {1, 1}, 1},
+      // Past 256 k's (with AVX2 a tile runs them in equal chunks, through a scratch C): 360
+      // unstrided, 630 at column stride 2; and 72 output channels on a 12 × 12 plane (AVX2 takes
+      // small unstrided planes past 64 channels).
+      {{1, 40, 12, 20}, {16, 40, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
+      {{1, 70, 9, 37}, {8, 70, 3, 3}, {1, 2}, {1, 1, 1, 1}, {1, 1}, 1},
+      {{1, 8, 12, 12}, {72, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
   };
   uint64_t seed = 400;
   for (const Case& c : cases)

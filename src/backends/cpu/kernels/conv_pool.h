@@ -79,11 +79,10 @@ template <class T>
 void im2col_rows(const ConvGeo& g, const T* xg, int64_t p0, int64_t p1, int64_t r0, int64_t r1,
                  T* col, int64_t ldc);
 
-// Conv of column stride up to 4 with at most 64 output channels a group (more where their weights
-// fit L2 and the output rows fill their vectors: implicit_gemm_suits), 2-D or 1-D, as an implicit
-// GEMM reading x through a zero-padded band of rows per task (conv_pool_conv_implicit.cpp;
-// AVX-512 only: elsewhere it never suits). y = conv + bias (may be null), then `ep` (may be
-// null) on each band's block of y.
+// Conv of column stride up to 4 with at most 64 output channels a group (more where
+// implicit_gemm_suits measured it faster), 2-D or 1-D, as an implicit GEMM reading x through a
+// zero-padded band of rows per task (conv_pool_conv_implicit.cpp; AVX-512 and AVX2: elsewhere it
+// never suits). y = conv + bias (may be null), then `ep` (may be null) on each band's block of y.
 bool implicit_gemm_suits(const ConvGeo& g);
 void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* w, const float* bias,
                         float* y, const GemmEpilogue<float>* ep);

@@ -1,15 +1,18 @@
-// Conv (f32, AVX-512) as an implicit GEMM, for 1-D and 2-D convolutions of column stride up to 4
-// with few output channels a group (or more, where their weights stay in L2: implicit_gemm_suits).
-// The gemm path packs B's micro-panels from x, writing each input element once per kernel tap
-// (nine times for a 3×3); with few rows of A to share them, the packing is a large part of the
-// time (~30% of PaddleOCR det's 96→24-channel 3×3 convolutions at 160×160). Here each task copies
-// a band of input rows once, zero-padded, into a buffer that stays in L2, and the micro-kernel
-// reads B's vectors straight from it: row p of B (channel c, tap kh, kw) for output columns
-// ow .. ow+47 of output row oh is the band's padded row (oh·stride + kh·dil) of channel c from
-// column ow + kw·dil on, one offset from a table per p. At a column stride s the band's rows are
-// kept in s phases (see wq below), and the tap reads phase kw·dil mod s from ow + kw·dil / s on.
+// Conv (f32; AVX-512 and AVX2) as an implicit GEMM, for 1-D and 2-D convolutions of column stride
+// up to 4 with few output channels a group (or more: implicit_gemm_suits). The gemm path packs
+// B's micro-panels from x, writing each input element once per kernel tap (nine times for a
+// 3×3); with few rows of A to share them, the packing is a large part of the time (~30% of
+// PaddleOCR det's 96→24-channel 3×3 convolutions at 160×160). Here each task copies a band of
+// input rows once, zero-padded, into a buffer that stays in L2, and the micro-kernel reads B's
+// vectors straight from it: row p of B (channel c, tap kh, kw) for output columns ow .. ow+kNR-1
+// of output row oh is the band's padded row (oh·stride + kh·dil) of channel c from column ow +
+// kw·dil on, one offset from a table per p. At a column stride s the band's rows are kept in s
+// phases (see wq below), and the tap reads phase kw·dil mod s from ow + kw·dil / s on.
 #include <algorithm>
+#include <array>
+#include <limits>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/kernels/conv_pool.h"
@@ -19,24 +22,40 @@
 TESSEL_ISA_BEGIN
 namespace conv_pool {
 
-#if defined(TESSEL_CPU_ISA_AVX512)
+#if defined(TESSEL_CPU_ISA_AVX512) || defined(TESSEL_CPU_ISA_AVX2)
 namespace {
 
-constexpr int kMR = 8, kNV = 3, kL = kLanes<Vf>, kNR = kNV * kL;  // C tile: 8 × 48 (24 registers)
-constexpr int64_t kMaxRows = 64;  // output channels a group (more: see implicit_gemm_suits)
-constexpr int64_t kBandBytes = 512 << 10;       // a task's input band, in L2
+// The C tile and the cache budgets by vector width. AVX-512: 8 × 48 (24 of 32 registers), for
+// Zen 5's 1 MB L2 a core. AVX2: 6 × 16 (12 of 16 registers, as the gemm's tile), for Zen 3's
+// 512 KB.
+// kKC: the most k's a tile runs before the next panel's, so that B's rows for them stay in L1
+// across the panels.
+#if defined(TESSEL_CPU_ISA_AVX512)
+constexpr int kMR = 8, kNV = 3;
+constexpr int64_t kKC = std::numeric_limits<int64_t>::max();  // not measured in chunks yet
+constexpr int64_t kBandBytes = 512 << 10;                     // a task's input band, in L2
 constexpr int64_t kMaxWeightBytes = 768 << 10;  // a group's weights past kMaxRows, in L2
+#else
+constexpr int kMR = 6, kNV = 2;
+constexpr int64_t kKC = 256;
+constexpr int64_t kMaxPlane = 1024;  // output positions, past kMaxRows (implicit_gemm_suits)
+constexpr int64_t kBandBytes = 256 << 10;
+#endif
+constexpr int kL = kLanes<Vf>, kNR = kNV * kL;
+constexpr int64_t kMaxRows = 64;  // output channels a group (more: see implicit_gemm_suits)
 
-// C[0 .. mr, 0 .. nr] = bias + A panel (kMR × k, packed by p) · B, B's row p at b + off[p].
+// C[0 .. mr, 0 .. nr] = (from_c ? C : bias) + A panel (kMR × k, packed by p) · B, B's row p at
+// b + off[p] (from_c: C holds whole vectors, kMR rows of NV).
 template <int NV>
 void implicit_tile(int64_t k, const float* __restrict a, const float* b,
                    const int32_t* __restrict off, const float* bias, float* c, int64_t ldc, int mr,
-                   int nr) {
+                   int nr, bool from_c) {
   Vf acc[kMR][NV];
 #pragma GCC unroll 8
   for (int i = 0; i < kMR; ++i)
 #pragma GCC unroll 3
-    for (int v = 0; v < NV; ++v) acc[i][v] = broadcast<Vf>(bias[i]);
+    for (int v = 0; v < NV; ++v)
+      acc[i][v] = from_c ? load<Vf>(c + i * ldc + v * kL) : broadcast<Vf>(bias[i]);
   for (int64_t p = 0; p < k; ++p) {
     const float* bp = b + off[p];
     Vf bv[NV];
@@ -62,41 +81,71 @@ void implicit_tile(int64_t k, const float* __restrict a, const float* b,
 }
 
 using TileFn = void (*)(int64_t, const float*, const float*, const int32_t*, const float*, float*,
-                        int64_t, int, int);
+                        int64_t, int, int, bool);
 
 // The next tile's width with `left` columns to go, and its kernel (as many vectors wide as
-// its columns need): 48 columns, but for a last one of at most a vector after a full one, 32
-// and the rest (56 columns as 32 + 24, not 48 + 8, whose one-vector tile waits on its
-// broadcasts of A: ResNet's 64-channel layer at 56 × 56 0.74 → 0.69 ms, and 128 channels 2.81
-// → 2.69, two threads, 5 rounds).
-TileFn next_tile(int64_t left, int64_t& nr) {
-  nr = left > kNR && left <= kNR + kL ? 2 * kL : std::min<int64_t>(kNR, left);
-  return nr > 2 * kL ? implicit_tile<3> : nr > kL ? implicit_tile<2> : implicit_tile<1>;
+// its columns need): kNR columns, but with three vectors a tile, for a last one of at most a
+// vector after a full one, two vectors and the rest (56 columns as 32 + 24, not 48 + 8, whose
+// one-vector tile waits on its broadcasts of A: ResNet's 64-channel layer at 56 × 56 0.74 →
+// 0.69 ms, and 128 channels 2.81 → 2.69, two threads, 5 rounds, AVX-512).
+template <size_t... I>
+constexpr std::array<TileFn, kNV> tile_kernels(std::index_sequence<I...>) {
+  return {implicit_tile<static_cast<int>(I) + 1>...};
 }
 
-// The band's flat positions [0, end) (output row r's column ow at r·pitch + ow; columns past
-// OW are padding, computed and dropped) for every panel of output channels, in next_tile's
-// tiles, each through a scratch tile whose row segments are copied to the output rows they
-// belong to (y: the band's first output row of the group's first channel).
-void flat_tiles(const ConvGeo& g, const float* band, const int32_t* off, const float* ag,
-                const float* bg, int64_t end, int64_t pitch, float* y) {
+TileFn next_tile(int64_t left, int64_t& nr) {
+  static constexpr std::array<TileFn, kNV> kernels = tile_kernels(std::make_index_sequence<kNV>{});
+  nr = kNV > 2 && left > kNR && left <= kNR + kL ? (kNV - 1) * kL : std::min<int64_t>(kNR, left);
+  return kernels[static_cast<size_t>((nr + kL - 1) / kL - 1)];
+}
+
+// The band's output rows [0, rows) for every panel of output channels; output row r's column ow
+// is the band's position r·pitch + ow. Unstrided (`flat`), next_tile's tiles run on across the
+// rows (positions past OW are padding, computed and dropped); strided, each row is tiled alone.
+// Past kKC k's, a tile runs them in equal chunks of at most kKC over every panel, accumulating
+// in `cbuf` (panels · kMR × kNR), whose rows' segments are then copied to the output rows they
+// belong to; so does a tile that spans two rows. Others store to y (the band's first output row
+// of the group's first channel).
+void band_tiles(const ConvGeo& g, const float* band, const int32_t* off, const float* ag,
+                const float* bg, int64_t rows, int64_t pitch, bool flat, float* y, float* cbuf) {
   const int64_t OW = g.w.out[2], panels = (g.opg + kMR - 1) / kMR;
-  alignas(64) float tile[kMR * kNR];
-  for (int64_t j = 0, nr = 0; j < end; j += nr) {
-    const TileFn kernel = next_tile(end - j, nr);
-    for (int64_t q = 0; q < panels; ++q) {
-      const int mr = static_cast<int>(std::min<int64_t>(kMR, g.opg - q * kMR));
-      kernel(g.K, ag + q * kMR * g.K, band + j, off, bg + q * kMR, tile, kNR, mr,
-             static_cast<int>(nr));
-      for (int64_t r = j / pitch; r * pitch < j + nr; ++r) {
-        const int64_t lo = std::max(j, r * pitch), hi = std::min(j + nr, r * pitch + OW);
-        if (lo >= hi) continue;
-        for (int i = 0; i < mr; ++i)
-          copy_row(tile + i * kNR + (lo - j), y + (q * kMR + i) * g.P + r * OW + (lo - r * pitch),
-                   hi - lo);
-      }
+  const int64_t chunks = (g.K + kKC - 1) / kKC, kc = (g.K + chunks - 1) / chunks;
+  auto run = [&](int64_t j, int64_t nr, TileFn kernel) {
+    const int64_t r0 = j / pitch;
+    if (chunks == 1 && j + nr <= r0 * pitch + OW) {
+      for (int64_t q = 0; q < panels; ++q)
+        kernel(g.K, ag + q * g.K * kMR, band + j, off, bg + q * kMR,
+               y + q * kMR * g.P + r0 * OW + (j - r0 * pitch), g.P,
+               static_cast<int>(std::min<int64_t>(kMR, g.opg - q * kMR)), static_cast<int>(nr),
+               false);
+      return;
     }
+    for (int64_t k0 = 0; k0 < g.K; k0 += kc) {
+      const int64_t kn = std::min(kc, g.K - k0);
+      for (int64_t q = 0; q < panels; ++q)
+        kernel(kn, ag + (q * g.K + k0) * kMR, band + j, off + k0, bg + q * kMR,
+               cbuf + q * kMR * kNR, kNR, kMR, kNR, k0 > 0);
+    }
+    for (int64_t r = r0; r * pitch < j + nr; ++r) {
+      const int64_t lo = std::max(j, r * pitch), hi = std::min(j + nr, r * pitch + OW);
+      if (lo >= hi) continue;
+      for (int64_t i = 0; i < g.opg; ++i)
+        copy_row(cbuf + i * kNR + (lo - j), y + i * g.P + r * OW + (lo - r * pitch), hi - lo);
+    }
+  };
+  if (flat) {
+    const int64_t end = (rows - 1) * pitch + OW;
+    for (int64_t j = 0, nr = 0; j < end; j += nr) {
+      const TileFn kernel = next_tile(end - j, nr);
+      run(j, nr, kernel);
+    }
+    return;
   }
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t ow = 0, nr = 0; ow < OW; ow += nr) {
+      const TileFn kernel = next_tile(OW - ow, nr);
+      run(r * pitch + ow, nr, kernel);
+    }
 }
 
 }  // namespace
@@ -106,6 +155,8 @@ bool implicit_gemm_suits(const ConvGeo& g) {
   // The tap offsets are int32: a one-row band of every channel must stay well inside them.
   const int64_t min_band = g.cpg * ((w.k[1] - 1) * w.dil[1] + 1) * w.stride[2] *
                            (w.out[2] + (w.k[2] - 1) * w.dil[2] / w.stride[2] + kNR + kL);
+  const int64_t OW = w.out[2];
+#if defined(TESSEL_CPU_ISA_AVX512)
   // Past kMaxRows output channels: where a group's weights stay in L2 (kMaxWeightBytes) and an
   // output row's tiles fill at least 85% of their lanes (the im2col path flattens the rows and
   // wastes none). Two threads, 5 rounds, against the im2col path: 3 × 3 convolutions
@@ -113,12 +164,23 @@ bool implicit_gemm_suits(const ConvGeo& g) {
   // 96 → 96 at 32 × 32 0.79 → 0.59; 64 → 128 at 28 × 28 0.55 → 0.49. Left on im2col: 40 wide
   // (83% of the lanes; even), 20 wide (62%; slower), 192 channels and up (weights past L2:
   // 256 at 14 × 14 and 28 × 28 slower, 192 at 28 × 28 even).
-  const int64_t OW = w.out[2], tiles = (OW + kNR - 1) / kNR, last = OW - (tiles - 1) * kNR;
+  const int64_t tiles = (OW + kNR - 1) / kNR, last = OW - (tiles - 1) * kNR;
   const double fill =
       static_cast<double>(OW) / static_cast<double>((tiles - 1) * kNR + (last + kL - 1) / kL * kL);
   const bool rows_ok =
       g.opg <= kMaxRows ||
       (g.opg * g.K * static_cast<int64_t>(sizeof(float)) <= kMaxWeightBytes && fill >= 0.85);
+#else
+  // Past kMaxRows output channels: unstrided, on planes of at most kMaxPlane positions, where
+  // the gemm path has few columns to share between the threads. Zen 3 host, two threads, 5
+  // rounds, against the gemm path: 3 × 3 convolutions 128 → 128 at 28 × 28 1.59 → 1.51 ms, 256
+  // → 256 at 14 × 14 2.11 → 1.90, 64 → 128 at 28 × 28 0.82 → 0.78, 96 → 96 at 32 × 32 1.17 →
+  // 1.11. Left on the gemm path: 128 → 128 at 56 × 56 (5.7 against 6.4) and the strided ones
+  // (128 → 256 at stride 2 from 28 × 28 0.90 against 1.12, 64 → 128 from 56 × 56 0.90 against
+  // 1.04), whose weights the implicit tiles read again for every 16 columns.
+  const bool rows_ok =
+      g.opg <= kMaxRows || (w.stride[1] == 1 && w.stride[2] == 1 && w.out[1] * OW <= kMaxPlane);
+#endif
   return w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1 && w.stride[2] <= 4 && g.KK > 1 && rows_ok &&
          w.out[2] >= kL && g.cpg > 0 && min_band < (int64_t{1} << 30);
 }
@@ -183,7 +245,8 @@ void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const
 
   parallel_for(g.N * g.G * bands, 1, [&](int64_t u0, int64_t u1) {
     std::shared_ptr<Storage> hold;
-    float* band = scratch<float>(g.cpg * cs + wa, hold);
+    float* cbuf = scratch<float>(panels * kMR * kNR + g.cpg * cs + wa, hold);  // band_tiles' C
+    float* band = cbuf + panels * kMR * kNR;
     float* padded = band + g.cpg * cs;  // a padded row, split into phases (sw > 1)
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t n = u / (g.G * bands), gi = u / bands % g.G, oh0 = u % bands * rows;
@@ -206,16 +269,12 @@ void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const
           std::copy(xg + (c * H + ih) * W, xg + (c * H + ih) * W + (end - pl), row + pl);
           std::fill(row + end, row + wa, 0.0f);
           if (sw == 2) {
-            // Even and odd columns of 32 at a time by two two-source permutes (the element
-            // loop was half the time of a 32 → 64-channel stride-2 layer at 112 × 112).
-            const __m512i even =
-                _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-            const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+            // Even and odd columns a vector at a time by two-source shuffles (the element loop
+            // was half the time of a 32 → 64-channel stride-2 layer at 112 × 112).
             for (int64_t t = 0; t < wq; t += kL) {
-              const __m512 lo = _mm512_loadu_ps(row + 2 * t),
-                           hi = _mm512_loadu_ps(row + 2 * t + kL);
-              _mm512_storeu_ps(d + t, _mm512_permutex2var_ps(lo, even, hi));
-              _mm512_storeu_ps(d + wq + t, _mm512_permutex2var_ps(lo, odd, hi));
+              const Vf lo = load<Vf>(row + 2 * t), hi = load<Vf>(row + 2 * t + kL);
+              store(d + t, even_lanes(lo, hi));
+              store(d + wq + t, odd_lanes(lo, hi));
             }
           } else if (sw > 2) {
             for (int64_t f = 0; f < sw; ++f)
@@ -225,23 +284,8 @@ void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const
       }
       const float* ag = apk + gi * panels * kMR * g.K;
       const float* bg = bpk + gi * panels * kMR;
-      if (flat) {
-        flat_tiles(g, band, off.data(), ag, bg, (oh1 - oh0 - 1) * wa + OW, wa, yg + oh0 * OW);
-        if (ep != nullptr) apply_gemm_epilogue(*ep, yg, g.P, 0, g.opg, oh0 * OW, oh1 * OW);
-        continue;
-      }
-      for (int64_t oh = oh0; oh < oh1; ++oh) {
-        const float* brow = band + (oh - oh0) * sh * wa;
-        for (int64_t ow = 0, nr = 0; ow < OW; ow += nr) {
-          const TileFn tile = next_tile(OW - ow, nr);
-          for (int64_t q = 0; q < panels; ++q) {
-            const int mr = static_cast<int>(std::min<int64_t>(kMR, g.opg - q * kMR));
-            const float* a = ag + q * kMR * g.K;
-            float* c = yg + q * kMR * g.P + oh * OW + ow;
-            tile(g.K, a, brow + ow, off.data(), bg + q * kMR, c, g.P, mr, static_cast<int>(nr));
-          }
-        }
-      }
+      band_tiles(g, band, off.data(), ag, bg, oh1 - oh0, flat ? wa : sh * wa, flat, yg + oh0 * OW,
+                 cbuf);
       if (ep != nullptr) apply_gemm_epilogue(*ep, yg, g.P, 0, g.opg, oh0 * OW, oh1 * OW);
     }
   });
