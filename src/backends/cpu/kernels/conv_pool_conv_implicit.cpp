@@ -109,7 +109,7 @@ TileFn next_tile(int64_t left, int64_t& nr) {
 void band_tiles(const ConvGeo& g, const float* band, const int32_t* off, const float* ag,
                 const float* bg, int64_t rows, int64_t pitch, bool flat, float* y, float* cbuf) {
   const int64_t OW = g.w.out[2], panels = (g.opg + kMR - 1) / kMR;
-  const int64_t chunks = (g.K + kKC - 1) / kKC, kc = (g.K + chunks - 1) / chunks;
+  const int64_t chunks = (g.K - 1) / kKC + 1, kc = (g.K + chunks - 1) / chunks;  // K >= 2
   auto run = [&](int64_t j, int64_t nr, TileFn kernel) {
     const int64_t r0 = j / pitch;
     if (chunks == 1 && j + nr <= r0 * pitch + OW) {
