@@ -493,27 +493,37 @@ void dw_fill_plane(const Window3& w, const DwPlane& p, const T* src, T* dst, boo
         copy_row(row, d + w.pad[2], w.in[2]);
         continue;
       }
-      // Phase r holds padded columns r, r + s, ...: input columns r − pad + j·s. Stride 2 by
-      // vector deinterleaves (the element loop was most of a stride-2 depthwise layer: 6% of
-      // peak).
+      // Phase r holds padded columns r, r + s, ...: input columns r − pad + j·s. Stride 2 in one
+      // pass by vector deinterleaves: input column i goes to phase (i + pad) mod 2 at (i + pad)
+      // / 2, so the even lanes of each two vectors fill one phase and the odd lanes the other
+      // (the element loop was most of a stride-2 depthwise layer: 6% of peak; a pass a phase
+      // read each row twice).
+      if (s == 2) {
+        const int64_t pl = w.pad[2];
+        T* even = d + pl % 2 * p.wq + pl / 2;             // input columns 0, 2, ...
+        T* odd = d + (pl + 1) % 2 * p.wq + (pl + 1) / 2;  // input columns 1, 3, ...
+        int64_t iw = 0;
+        for (; iw + 2 * L <= w.in[2]; iw += 2 * L) {
+          const V lo = load<V>(row + iw), hi = load<V>(row + iw + L);
+          store(even + iw / 2, even_lanes(lo, hi));
+          store(odd + iw / 2, odd_lanes(lo, hi));
+        }
+        // The rest (under two vectors of x) by masked loads and masked stores, not an element
+        // loop.
+        const int64_t left = w.in[2] - iw;
+        if (left > 0) {
+          const V lo = load_partial<V>(row + iw, static_cast<int>(std::min<int64_t>(left, L)));
+          const V hi =
+              load_partial<V>(row + iw + L, static_cast<int>(std::max<int64_t>(left - L, 0)));
+          store_partial(even + iw / 2, even_lanes(lo, hi), static_cast<int>((left + 1) / 2));
+          if (left > 1) store_partial(odd + iw / 2, odd_lanes(lo, hi), static_cast<int>(left / 2));
+        }
+        continue;
+      }
       for (int64_t r = 0; r < s; ++r) {
         T* ph = d + r * p.wq;
         int64_t j = r >= w.pad[2] ? 0 : (w.pad[2] - r + s - 1) / s;
         int64_t iw = r + j * s - w.pad[2];
-        if (s == 2) {
-          for (; iw + 2 * L <= w.in[2]; iw += 2 * L, j += L)
-            store(ph + j, even_lanes(load<V>(row + iw), load<V>(row + iw + L)));
-          // The rest (under two vectors of x) by masked loads and a masked store, not an
-          // element loop.
-          const int64_t left = w.in[2] - iw;
-          if (left > 0) {
-            const V lo = load_partial<V>(row + iw, static_cast<int>(std::min<int64_t>(left, L)));
-            const V hi =
-                load_partial<V>(row + iw + L, static_cast<int>(std::max<int64_t>(left - L, 0)));
-            store_partial(ph + j, even_lanes(lo, hi), static_cast<int>((left + 1) / 2));
-          }
-          continue;
-        }
         for (; iw < w.in[2]; iw += s, ++j) ph[j] = row[iw];
       }
     }
@@ -609,27 +619,29 @@ inline void dw_tile_rows(const DwArgs<T>& a, const T* base, int64_t ow, T* y, in
   dw_store<R, NV>(acc, y, a.n, ow, last);
 }
 
-// R whole output rows: tiles of 4 vectors along them while they hold at most kSums sums, then
-// one of the vectors left. KH = 0: dw_tile; else dw_tile_rows<.., KH, S>. Flattened: the
-// tiles' unrolled loops and stores are calls otherwise.
+// R whole output rows: tiles of NV vectors along them (at most 4, and R·NV ≤ kSums sums), then
+// one of the vectors left. KH = 0: dw_tile; else dw_tile_rows<.., KH, S>, whose tiles also hold
+// their NV loaded vectors of a row and a weight: 16 sums with 32 registers, 8 with 16 (with
+// AVX2 its 4 × 4 tiles spilled). Flattened: the tiles' unrolled loops and stores are calls
+// otherwise.
 template <int R, int KH, int S, class T>
 [[gnu::flatten]] void dw_row_group(const DwArgs<T>& a, const T* base, T* y) {
   constexpr int L = kLanes<Vec<T>>;
-  constexpr int kSums = KH == 0 ? 8 : 16;
+  constexpr int kSums = KH == 0 || kVectorBytes < 64 ? 8 : 16;
+  constexpr int NV = std::clamp(kSums / R, 1, 4);
   auto tile = [&](auto k, int64_t ow, int last) {
-    constexpr int NV = decltype(k)::value;
-    if constexpr (R * NV <= kSums) {
+    constexpr int K = decltype(k)::value;
+    if constexpr (K <= NV) {
       if constexpr (KH == 0)
-        dw_tile<R, NV>(a, base, ow, y, last);
+        dw_tile<R, K>(a, base, ow, y, last);
       else
-        dw_tile_rows<R, NV, KH, S>(a, base, ow, y, last);
+        dw_tile_rows<R, K, KH, S>(a, base, ow, y, last);
     }
   };
   int64_t ow = 0;
-  if constexpr (R * 4 <= kSums)
-    for (; ow + 4 * L <= a.n; ow += 4 * L) tile(std::integral_constant<int, 4>{}, ow, L);
+  for (; ow + NV * L <= a.n; ow += NV * L) tile(std::integral_constant<int, NV>{}, ow, L);
   if (ow == a.n) return;
-  const int nv = static_cast<int>((a.n - ow + L - 1) / L);
+  const int nv = static_cast<int>((a.n - ow + L - 1) / L);  // ≤ NV
   const int last = static_cast<int>(a.n - ow - (nv - 1) * L);
   switch (nv) {
     case 1:
