@@ -319,7 +319,7 @@ std::vector<Workload> read_workloads(const std::string& path) {
     if (w.kind == "gemm") is >> w.dtype;
     for (int64_t v; is >> v;) w.n.push_back(v);
     const size_t want = w.kind == "gemm"                               ? 3
-                        : w.kind == "conv"                             ? 10
+                        : w.kind == "conv" || w.kind == "convact"      ? 10
                         : w.kind == "softmax" || w.kind == "layernorm" ? 2
                         : w.kind == "eltwise"                          ? 1
                         : w.kind == "attention"                        ? 4
@@ -371,7 +371,7 @@ Built build(const Workload& w) {
     const DType dt = w.dtype == "bf16" ? DType::BF16 : DType::F32;
     Value x = input(dt, {n[0], n[1]}), y = input(dt, {n[1], n[2]});
     g.outputs = {gb.matmul(x, y)};
-  } else if (w.kind == "conv") {
+  } else if (w.kind == "conv" || w.kind == "convact") {
     const int64_t N = n[0], C = n[1], H = n[2], W = n[3], O = n[4], kh = n[5], kw = n[6], s = n[7],
                   p = n[8], groups = n[9];
     Value x = input(DType::F32, {N, C, H, W});
@@ -383,6 +383,8 @@ Built build(const Workload& w) {
                             .set("pads", std::vector<int64_t>{p, p, p, p})
                             .set("groups", groups),
                         {x, wt, bias})};
+    // convact: followed by HardSwish, as in PaddleOCR det's backbone (fused into a ConvRegion).
+    if (w.kind == "convact") g.outputs = {gb.activation(ActivationKind::HardSwish, g.outputs[0])};
   } else if (w.kind == "softmax") {
     g.outputs = {gb.softmax(input(DType::F32, {n[0], n[1]}), -1)};
   } else if (w.kind == "layernorm") {

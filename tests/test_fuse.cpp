@@ -329,6 +329,55 @@ TEST(Fuse, ConvolutionEpiloguesJoinTheConvolution) {
     }
 }
 
+// A ConvRegion whose body is one activation of the convolution's output runs it as the
+// convolution's own epilogue (in place on each finished block): 1×1 in one k block (row strips)
+// and past it, unstrided 3×3 (implicit GEMM), strided, depthwise and grouped, each with an
+// activation of default and of given alpha.
+TEST(Fuse, ConvolutionActivationEpilogues) {
+  struct ConvSetup {
+    Shape x, w;
+    std::vector<int64_t> strides, pads;
+    int64_t groups;
+  };
+  const std::vector<ConvSetup> setups = {
+      {{1, 16, 12, 70}, {32, 16, 1, 1}, {1, 1}, {0, 0}, 1},
+      {{1, 300, 5, 40}, {20, 300, 1, 1}, {1, 1}, {0, 0}, 1},
+      {{1, 8, 14, 30}, {24, 8, 3, 3}, {1, 1}, {1, 1}, 1},
+      {{1, 6, 17, 19}, {10, 6, 3, 3}, {2, 2}, {1, 1}, 1},
+      {{1, 12, 20, 33}, {12, 1, 3, 3}, {1, 1}, {1, 1}, 12},
+      {{2, 8, 9, 24}, {6, 4, 3, 3}, {1, 1}, {0, 1}, 2},
+  };
+  const std::vector<std::pair<ActivationKind, double>> acts = {
+      {ActivationKind::HardSwish, std::nan("")},
+      {ActivationKind::Relu, std::nan("")},
+      {ActivationKind::LeakyRelu, 0.3},
+      {ActivationKind::Sigmoid, std::nan("")}};
+  const Backend& cpu = backend("cpu");
+  for (const ConvSetup& c : setups)
+    for (const auto& [kind, alpha] : acts) {
+      Graph g;
+      GraphBuilder b(g);
+      Value x = g.input(DType::F32, c.x), w = g.input(DType::F32, c.w);
+      Value bias = g.input(DType::F32, {c.w[0]});
+      Value y =
+          g.add1(OpKind::Conv,
+                 Attrs().set("strides", c.strides).set("pads", c.pads).set("groups", c.groups),
+                 {x, w, bias});
+      g.outputs = {b.activation(kind, y, alpha)};
+      Graph fused = fuse(legalize(g, cpu), cpu);
+      verify(fused, "fuse");
+      EXPECT_EQ(count(fused, OpKind::ConvRegion), 1) << fused.to_string();
+      std::vector<HostTensor> args = {random_tensor(DType::F32, c.x, 1, -2, 2),
+                                      random_tensor(DType::F32, c.w, 2, -0.5, 0.5),
+                                      random_tensor(DType::F32, {c.w[0]}, 3, -1, 1)};
+      HostTensor got = run_graph(fused, cpu, args)[0];
+      HostTensor want = compile_for(g, backend("reference"))->run(args)[0];
+      expect_close(got, want, 1e-5, 1e-5,
+                   shape_str(c.x) + " w" + shape_str(c.w) + " " +
+                       op_info(OpKind::Activation).variant_name(static_cast<int>(kind)));
+    }
+}
+
 // The convolution stays alone when its output is needed elsewhere too (here: returned), or when
 // the region reads a tensor that is not a constant.
 TEST(Fuse, ConvolutionsWhoseOutputIsNeededElsewhereStayAlone) {

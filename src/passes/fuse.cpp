@@ -236,9 +236,26 @@ Graph fuse(const Graph& g, const Backend& backend) {
     if (member[n.id]) ++group_size[groups.find(n.id)];
   // A group's root is the member whose value leaves the group; its id is the group's find().
   // Union order makes the consumer the representative, so the root is find() of any member.
+  // A lone member is a region too where it will join a convolution (step 3): it reads the
+  // convolution's output, that output's only use, and otherwise constants (Conv -> Relu, Conv ->
+  // HardSwish: the activation then runs on each finished block of the convolution's output
+  // instead of in a second pass over memory).
+  auto joins_conv = [&](const Node& n) {
+    if (!claims_native(backend, OpKind::ConvRegion, 0, n.outputs[0].dtype)) return false;
+    int convs = 0;
+    for (Value v : n.inputs) {
+      const Node& p = g.node(v.node);
+      if (p.kind == OpKind::Conv && uses[p.id] == 1 && g.type(v) == n.outputs[0])
+        ++convs;
+      else if (p.kind != OpKind::Constant)
+        return false;
+    }
+    return convs == 1;
+  };
   std::vector<int> root_of(g.size(), -1);
   for (const Node& n : g.nodes())
-    if (member[n.id] && group_size[groups.find(n.id)] >= 2) root_of[n.id] = groups.find(n.id);
+    if (member[n.id] && (group_size[groups.find(n.id)] >= 2 || joins_conv(n)))
+      root_of[n.id] = groups.find(n.id);
 
   Graph out;
   std::vector<std::vector<Value>> map(g.size());

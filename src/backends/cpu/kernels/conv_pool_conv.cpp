@@ -364,7 +364,7 @@ void conv_gemm(const ConvGeo& g, const T* x, const T* wt, const T* bias, T* y,
                const GemmEpilogue<T>* ep) {
   if (g.K == 0) {  // no input channels: y is the bias
     fill_bias(y, bias, g.N * g.O, g.O, g.P);
-    if (ep != nullptr && ep->tile != nullptr) ep->tile(ep->tile_ctx, y, g.P, 0, g.N * g.O, 0, g.P);
+    if (ep != nullptr) apply_gemm_epilogue(*ep, y, g.P, 0, g.N * g.O, 0, g.P);
     return;
   }
   const Window3& w = g.w;
@@ -404,7 +404,7 @@ void conv_gemm(const ConvGeo& g, const T* x, const T* wt, const T* bias, T* y,
     T* yg = y + (n * g.O + gi * g.opg) * g.P + p0;
     GemmEpilogue<T> e = ep != nullptr ? *ep : GemmEpilogue<T>{};
     e.row_bias = bias != nullptr ? bias + gi * g.opg : nullptr;
-    const GemmEpilogue<T>* ebp = e.row_bias != nullptr || e.tile != nullptr ? &e : nullptr;
+    const GemmEpilogue<T>* ebp = e.row_bias != nullptr || ep != nullptr ? &e : nullptr;
     constexpr DType dt = kDTypeOf<T>;
     if (direct)
       return gemm_ex<T>(g.opg, cols, g.K, {wg, dt, g.K, 1}, {xg + p0, dt, g.X, 1}, yg, g.P, false,
@@ -724,8 +724,7 @@ void conv_depthwise(const ConvGeo& g, const T* x, const T* wt, const T* bias, T*
   auto channel = [&](const T* plane, int64_t n, int64_t o, int64_t r0, int64_t r1) {
     T* yo = y + (n * g.O + o) * g.P;
     dw_rows(w, p, plane, wt + o * g.KK, bias ? bias[o] : T(0), tap_off, r0, r1, yo);
-    if (ep != nullptr && ep->tile != nullptr)
-      ep->tile(ep->tile_ctx, yo, w.out[2], r0, r1, 0, w.out[2]);
+    if (ep != nullptr) apply_gemm_epilogue(*ep, yo, w.out[2], r0, r1, 0, w.out[2]);
   };
   int64_t planes = g.N * g.C;
   int64_t plane_work = std::max<int64_t>(1, g.opg * g.P * g.KK);
@@ -790,13 +789,24 @@ void conv_typed(const Node& node, std::span<const HostTensor> in, std::span<Host
       // Claimed for f32 only, so the output is the contiguous f32 buffer the convolution writes.
       if (ys != reinterpret_cast<T*>(y.data()))
         throw_error(ErrorKind::Internal, node.where(), ": the output is not contiguous f32");
-      rb = region_body(node, *body, y);
-      tail = {rb.get(), ys};
-      ep.tile = conv_tail;
-      ep.tile_ctx = &tail;
+      // A body that is one activation of y runs as the epilogue's activation, in place on each
+      // finished block's rows (activation_f32); other bodies through the region's steps, which
+      // gather short rows into blocks and scatter them back.
+      const Node& out = body->node(body->outputs.at(0).node);
+      if (body->outputs.size() == 1 && out.kind == OpKind::Activation &&
+          body->node(out.inputs.at(0).node).kind == OpKind::Input) {
+        ep.act = out.attrs.e<ActivationKind>("kind");
+        ep.alpha = static_cast<T>(out.attrs.f("alpha"));
+      } else {
+        rb = region_body(node, *body, y);
+        tail = {rb.get(), ys};
+        ep.tile = conv_tail;
+        ep.tile_ctx = &tail;
+      }
     }
   }
-  const GemmEpilogue<T>* epp = ep.tile != nullptr ? &ep : nullptr;
+  const bool any = ep.tile != nullptr || ep.act != ActivationKind::Identity;
+  const GemmEpilogue<T>* epp = any ? &ep : nullptr;
   if (g.cpg == 1 && g.opg <= 8) {
     conv_depthwise(g, xs, ws, bs, ys, epp);
   } else if (std::is_same_v<T, float> && implicit_gemm_suits(g)) {

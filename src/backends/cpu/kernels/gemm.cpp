@@ -768,6 +768,8 @@ struct ASource {
 // rate: 128 × 4096 × 4096 0.822 → 0.840, 0.800 → 0.825, 0.807 → 0.827; 128 × 512 × 2048 0.823
 // → 0.820. 24 rows ahead read alike, 96 a little less (0.813), both requests together less.
 constexpr int64_t kCopyAheadRows = 48;
+// run_strips' bounds: a strip of C (MR rows) and the group of B's panels it multiplies.
+constexpr int64_t kStripBytes = 16 << 10, kStripBBytes = 128 << 10;
 template <class T>
 struct BAhead {
   const T* row = nullptr;  // the next line's row, at the block's first column
@@ -1096,7 +1098,32 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
         // 1.03× (the copy 8 to 48 rows ahead read alike). (128 × 4096 × 4096 does not come here
         // with 6-row panels: its A, 22 panels, is past kWholeABytes; let in, it read 0.91 →
         // 0.76×.)
+        // One k block with an epilogue (a 1 × 1 convolution with its fused activation, as in
+        // PaddleOCR det): the share's columns in groups of panels, each group's C by strips of MR
+        // rows, each strip's epilogue run right after its multiplies, while the strip is in L1.
+        // Panel by panel (below), a panel's C, a line in every row, went past L1 before the
+        // epilogue read it back: a convolution's output rows lie a plane apart, in one L1 set.
+        auto run_strips = [&](int64_t s0, int64_t s1) {
+          const int64_t strip_cols = kStripBytes / (MR * static_cast<int64_t>(sizeof(T)));
+          const int64_t b_cols = kStripBBytes / (k * static_cast<int64_t>(sizeof(T)));
+          const int64_t group = std::max<int64_t>(1, std::min(strip_cols, b_cols) / NR) * NR;
+          T* pb = static_cast<T*>(t_pack_b.get(static_cast<size_t>(group * k) * sizeof(T)));
+          BSource<T> part;
+          part.packed = pb;
+          for (int64_t g0 = s0; g0 < s1; g0 += group) {
+            const int64_t g1 = std::min(s1, g0 + group);
+            pack_b<Bk>(b, 0, k, jc + g0, g1 - g0, pb);
+            for (int64_t i0 = 0; i0 < m; i0 += MR) {
+              const int64_t i1 = std::min(m, i0 + MR);
+              macro_kernel<Bk>(i1 - i0, g1 - g0, k,
+                               ASource<T>{.packed = whole_a_at(0) + i0 * k, .init = init_at(i0)},
+                               part, c + i0 * ldc + jc + g0, ldc, accumulate);
+              apply_gemm_epilogue(*ep, c, ldc, i0, i1, jc + g0, jc + g1);
+            }
+          }
+        };
         auto run_share = [&](int64_t s0, int64_t s1) {
+          if (!Bk::kPairs && k <= kb && ep != nullptr) return run_strips(s0, s1);
           const int64_t kbs = (k + kb - 1) / kb, blocks = (s1 - s0 + NR - 1) / NR * kbs;
           const bool rows =
               kVectorBytes == 64 && b.panels == nullptr && b.dtype == kNative<T> && b.cs == 1;
