@@ -278,16 +278,44 @@ TEST(Fuse, RegionActivationsInsideTheirStepAreExact) {
     }
 }
 
+// A convolution's setup for the fusion tests below: x and w's shapes, strides, pads, groups.
+struct ConvSetup {
+  Shape x, w;
+  std::vector<int64_t> strides, pads;
+  int64_t groups;
+};
+
+// Conv(x, w, bias) of `c` on three new inputs of g.
+Value conv_of(Graph& g, const ConvSetup& c) {
+  Value x = g.input(DType::F32, c.x), w = g.input(DType::F32, c.w);
+  Value bias = g.input(DType::F32, {c.w[0]});
+  return g.add1(OpKind::Conv,
+                Attrs().set("strides", c.strides).set("pads", c.pads).set("groups", c.groups),
+                {x, w, bias});
+}
+
+// g (ending in conv_of(c)'s consumers) fused for cpu: one ConvRegion, run against the reference
+// on random x, w and bias.
+void expect_one_conv_region(const Graph& g, const ConvSetup& c, const std::string& what) {
+  const Backend& cpu = backend("cpu");
+  Graph fused = fuse(legalize(g, cpu), cpu);
+  verify(fused, "fuse");
+  EXPECT_EQ(count(fused, OpKind::ConvRegion), 1) << fused.to_string();
+  EXPECT_EQ(count(fused, OpKind::Conv) + count(fused, OpKind::ElementwiseRegion), 0)
+      << fused.to_string();
+  std::vector<HostTensor> args = {random_tensor(DType::F32, c.x, 1, -2, 2),
+                                  random_tensor(DType::F32, c.w, 2, -0.5, 0.5),
+                                  random_tensor(DType::F32, {c.w[0]}, 3, -1, 1)};
+  HostTensor got = run_graph(fused, cpu, args)[0];
+  HostTensor want = compile_for(g, backend("reference"))->run(args)[0];
+  expect_close(got, want, 1e-5, 1e-5, shape_str(c.x) + " w" + shape_str(c.w) + " " + what);
+}
+
 // A region reading a convolution's output (its only use) and otherwise constants joins it as
 // one ConvRegion on cpu, whichever way the convolution runs: 1×1 (x read in place), unstrided
 // (B packed from x), strided (im2col blocks), depthwise, grouped, threaded; with a body whose
 // other leaves are scalars (run on tiles gathered from short rows) or per-channel constants.
 TEST(Fuse, ConvolutionEpiloguesJoinTheConvolution) {
-  struct ConvSetup {
-    Shape x, w;
-    std::vector<int64_t> strides, pads;
-    int64_t groups;
-  };
   const std::vector<ConvSetup> setups = {
       {{1, 16, 10, 30}, {24, 16, 1, 1}, {1, 1}, {0, 0}, 1},
       {{2, 8, 12, 40}, {20, 8, 3, 3}, {1, 1}, {1, 1}, 1},
@@ -297,35 +325,18 @@ TEST(Fuse, ConvolutionEpiloguesJoinTheConvolution) {
       {{1, 64, 40, 40}, {48, 64, 3, 3}, {1, 1}, {1, 1}, 1},
       {{1, 96, 8, 80}, {480, 96, 1, 1}, {1, 1}, {0, 0}, 1},
   };
-  const Backend& cpu = backend("cpu");
   for (const ConvSetup& c : setups)
     for (bool per_channel : {false, true}) {
       Graph g;
       GraphBuilder b(g);
-      Value x = g.input(DType::F32, c.x), w = g.input(DType::F32, c.w);
-      Value bias = g.input(DType::F32, {c.w[0]});
-      Value y =
-          g.add1(OpKind::Conv,
-                 Attrs().set("strides", c.strides).set("pads", c.pads).set("groups", c.groups),
-                 {x, w, bias});
+      Value y = conv_of(g, c);
       auto k = [&](double v) { return b.scalar(v, DType::F32); };
       Value shift =
           per_channel ? g.constant(random_tensor(DType::F32, {1, c.w[0], 1, 1}, 4, -1, 1)) : k(0.1);
       Value a = b.add(b.mul(y, k(0.9)), shift);
       Value h = b.div(b.mul(a, b.clamp(b.add(a, k(3)), 0, 6)), k(6));
       g.outputs = {b.sub(b.mul(h, k(1.1)), k(0.2))};
-      Graph fused = fuse(legalize(g, cpu), cpu);
-      verify(fused, "fuse");
-      EXPECT_EQ(count(fused, OpKind::ConvRegion), 1) << fused.to_string();
-      EXPECT_EQ(count(fused, OpKind::Conv) + count(fused, OpKind::ElementwiseRegion), 0)
-          << fused.to_string();
-      std::vector<HostTensor> args = {random_tensor(DType::F32, c.x, 1, -2, 2),
-                                      random_tensor(DType::F32, c.w, 2, -0.5, 0.5),
-                                      random_tensor(DType::F32, {c.w[0]}, 3, -1, 1)};
-      HostTensor got = run_graph(fused, cpu, args)[0];
-      HostTensor want = compile_for(g, backend("reference"))->run(args)[0];
-      expect_close(got, want, 1e-5, 1e-5,
-                   shape_str(c.x) + " w" + shape_str(c.w) + (per_channel ? " per-channel" : ""));
+      expect_one_conv_region(g, c, per_channel ? "per-channel" : "");
     }
 }
 
@@ -334,11 +345,6 @@ TEST(Fuse, ConvolutionEpiloguesJoinTheConvolution) {
 // and past it, unstrided 3×3 (implicit GEMM), strided, depthwise and grouped, each with an
 // activation of default and of given alpha.
 TEST(Fuse, ConvolutionActivationEpilogues) {
-  struct ConvSetup {
-    Shape x, w;
-    std::vector<int64_t> strides, pads;
-    int64_t groups;
-  };
   const std::vector<ConvSetup> setups = {
       {{1, 16, 12, 70}, {32, 16, 1, 1}, {1, 1}, {0, 0}, 1},
       {{1, 300, 5, 40}, {20, 300, 1, 1}, {1, 1}, {0, 0}, 1},
@@ -352,29 +358,13 @@ TEST(Fuse, ConvolutionActivationEpilogues) {
       {ActivationKind::Relu, std::nan("")},
       {ActivationKind::LeakyRelu, 0.3},
       {ActivationKind::Sigmoid, std::nan("")}};
-  const Backend& cpu = backend("cpu");
   for (const ConvSetup& c : setups)
     for (const auto& [kind, alpha] : acts) {
       Graph g;
       GraphBuilder b(g);
-      Value x = g.input(DType::F32, c.x), w = g.input(DType::F32, c.w);
-      Value bias = g.input(DType::F32, {c.w[0]});
-      Value y =
-          g.add1(OpKind::Conv,
-                 Attrs().set("strides", c.strides).set("pads", c.pads).set("groups", c.groups),
-                 {x, w, bias});
-      g.outputs = {b.activation(kind, y, alpha)};
-      Graph fused = fuse(legalize(g, cpu), cpu);
-      verify(fused, "fuse");
-      EXPECT_EQ(count(fused, OpKind::ConvRegion), 1) << fused.to_string();
-      std::vector<HostTensor> args = {random_tensor(DType::F32, c.x, 1, -2, 2),
-                                      random_tensor(DType::F32, c.w, 2, -0.5, 0.5),
-                                      random_tensor(DType::F32, {c.w[0]}, 3, -1, 1)};
-      HostTensor got = run_graph(fused, cpu, args)[0];
-      HostTensor want = compile_for(g, backend("reference"))->run(args)[0];
-      expect_close(got, want, 1e-5, 1e-5,
-                   shape_str(c.x) + " w" + shape_str(c.w) + " " +
-                       op_info(OpKind::Activation).variant_name(static_cast<int>(kind)));
+      g.outputs = {b.activation(kind, conv_of(g, c), alpha)};
+      expect_one_conv_region(g, c,
+                             op_info(OpKind::Activation).variant_name(static_cast<int>(kind)));
     }
 }
 
