@@ -523,13 +523,12 @@ inline Vf dot_pairs(Vf acc, Vf, Vf) { return acc; }  // never called: no PairBlo
 // a line every 4 steps of k. DirectA: A is MR rows of row-major A in place, `lda` apart (mr ==
 // MR), not a packed panel. Pairs: with `out`, the sum's last k block, the tile's sum ([C +] the
 // product) goes to out (rows `ldo` apart) as bf16 instead of to C. Rows (≤ MR, mr ≤ Rows): the
-// rows the tile holds, a packed panel's last few (its stride along k stays MR). `init` (optional,
-// not with accumulate): row i's sums start from init[i] (a row bias), not zero.
+// rows the tile holds, a packed panel's last few (its stride along k stays MR).
 template <class Bk, bool DirectA = false, int Rows = Bk::MR, class T = typename Bk::Elem>
 inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, int64_t ldb,
                          T* c, int64_t ldc, int mr, int nr, bool accumulate,
                          BAhead<T>* ahead = nullptr, int64_t lda = 0, uint16_t* out = nullptr,
-                         int64_t ldo = 0, const T* init = nullptr) {
+                         int64_t ldo = 0) {
   using V = VecT<T>;
   constexpr int MR = Bk::MR, NR = Bk::NR, L = Bk::kL, NV = Bk::NV;
   V acc[Rows][NV];
@@ -540,11 +539,9 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
     __builtin_prefetch(c + i * ldc + NR - 1, 1, 3);
   }
 #pragma GCC unroll 16
-  for (int i = 0; i < Rows; ++i) {
-    const V start = init != nullptr && i < mr ? broadcast<V>(init[i]) : V{};
+  for (int i = 0; i < Rows; ++i)
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) acc[i][v] = start;
-  }
+    for (int v = 0; v < NV; ++v) acc[i][v] = V{};
   auto step = [&] [[gnu::always_inline]] () {
     V bv[NV];
 #pragma GCC unroll 4
@@ -621,14 +618,13 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
 // columns then cost their own multiplies, not a whole tile's.
 template <class Bk, bool DirectA = false, class T = typename Bk::Elem>
 void narrowest_kernel(int64_t kc, const T* a, const T* b, int64_t ldb, T* c, int64_t ldc, int mr,
-                      int nr, bool accumulate, BAhead<T>* ahead, int64_t lda = 0,
-                      const T* init = nullptr) {
+                      int nr, bool accumulate, BAhead<T>* ahead, int64_t lda = 0) {
   if constexpr (Bk::NV > 1) {
     // (The A block's size, ABytes, is for the packing loops; a micro-kernel does not read it.)
     using Narrower = Blocks<T, Bk::MR, Bk::NV - 1, Bk::KC, 0>;
     if (nr <= Narrower::NR)
       return narrowest_kernel<Narrower, DirectA>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead,
-                                                 lda, init);
+                                                 lda);
   }
   // A packed panel's last few rows by a tile of as few rows (the panel's stride stays MR): where
   // M leaves 1–8 rows past the last whole panel, the full tile's FMAs on empty rows cost up to
@@ -638,21 +634,16 @@ void narrowest_kernel(int64_t kc, const T* a, const T* b, int64_t ldb, T* c, int
   // (AVX-512's 8-row tile keeps its whole panels until it is measured there.)
   if constexpr (!DirectA && Bk::MR > 8) {
     if (mr <= 4)
-      return micro_kernel<Bk, false, 4>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead, 0,
-                                        nullptr, 0, init);
+      return micro_kernel<Bk, false, 4>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead);
     if (mr <= 8)
-      return micro_kernel<Bk, false, 8>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead, 0,
-                                        nullptr, 0, init);
+      return micro_kernel<Bk, false, 8>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead);
   } else if constexpr (!DirectA && Bk::MR > 4 && kVectorBytes < 64) {
     if (mr <= 2)
-      return micro_kernel<Bk, false, 2>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead, 0,
-                                        nullptr, 0, init);
+      return micro_kernel<Bk, false, 2>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead);
     if (mr <= 4)
-      return micro_kernel<Bk, false, 4>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead, 0,
-                                        nullptr, 0, init);
+      return micro_kernel<Bk, false, 4>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead);
   }
-  micro_kernel<Bk, DirectA>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead, lda, nullptr, 0,
-                            init);
+  micro_kernel<Bk, DirectA>(kc, a, b, ldb, c, ldc, mr, nr, accumulate, ahead, lda);
 }
 
 // C[0 .. mr, 0 .. nr] (+)= R rows of row-major A (in place, `lda` apart; rows past mr read row
@@ -661,7 +652,7 @@ void narrowest_kernel(int64_t kc, const T* a, const T* b, int64_t ldb, T* c, int
 // last few columns, where micro_kernel's lanes along the columns would be mostly empty.
 template <class T, int R, int NC>
 void dot_block(int64_t kc, const T* a, int64_t lda, const T* bt, int64_t ldbt, T* c, int64_t ldc,
-               int mr, bool accumulate, const T* init) {
+               int mr, bool accumulate) {
   using V = VecT<T>;
   constexpr int L = kLanes<V>;
   const T* ar[R];
@@ -690,7 +681,7 @@ void dot_block(int64_t kc, const T* a, int64_t lda, const T* bt, int64_t ldbt, T
   for (int i = 0; i < std::min(R, mr); ++i)
     for (int j = 0; j < NC; ++j) {
       const T sum = reduce_add(acc[i][j]);
-      c[i * ldc + j] = (accumulate ? c[i * ldc + j] : init != nullptr ? init[i] : T(0)) + sum;
+      c[i * ldc + j] = accumulate ? c[i * ldc + j] + sum : sum;
     }
 }
 
@@ -698,22 +689,19 @@ void dot_block(int64_t kc, const T* a, int64_t lda, const T* bt, int64_t ldbt, T
 constexpr int kDotCols = 4;
 template <class T>
 void dot_edge(int64_t kc, const T* a, int64_t lda, const T* bt, int64_t ldbt, T* c, int64_t ldc,
-              int mr, int nc, bool accumulate, const T* init) {
+              int mr, int nc, bool accumulate) {
   switch (nc) {
     case 1:
-      return dot_block<T, 14, 1>(kc, a, lda, bt, ldbt, c, ldc, mr, accumulate, init);
+      return dot_block<T, 14, 1>(kc, a, lda, bt, ldbt, c, ldc, mr, accumulate);
     case 2:
-      return dot_block<T, 14, 2>(kc, a, lda, bt, ldbt, c, ldc, mr, accumulate, init);
+      return dot_block<T, 14, 2>(kc, a, lda, bt, ldbt, c, ldc, mr, accumulate);
     default:
       for (int i = 0; i < mr; i += 7) {
         const int rows = std::min(7, mr - i);
-        const T* ri = init != nullptr ? init + i : nullptr;
         if (nc == 3)
-          dot_block<T, 7, 3>(kc, a + i * lda, lda, bt, ldbt, c + i * ldc, ldc, rows, accumulate,
-                             ri);
+          dot_block<T, 7, 3>(kc, a + i * lda, lda, bt, ldbt, c + i * ldc, ldc, rows, accumulate);
         else
-          dot_block<T, 7, 4>(kc, a + i * lda, lda, bt, ldbt, c + i * ldc, ldc, rows, accumulate,
-                             ri);
+          dot_block<T, 7, 4>(kc, a + i * lda, lda, bt, ldbt, c + i * ldc, ldc, rows, accumulate);
       }
   }
 }
@@ -747,7 +735,6 @@ struct ASource {
   const T* direct = nullptr;  // else A at the block's first row and k, rows `ld` apart
   int64_t ld = 0, full = 0;   // rows < full in place
   const T* edge = nullptr;    // the packed panel at row `full`
-  const T* init = nullptr;    // row r's sums start from init[r], not zero (micro_kernel's init)
 };
 
 // Work done along the micro-kernels' k loops, a step every 4 k: rows of row-major B requested a
@@ -892,20 +879,19 @@ void macro_kernel(int64_t mc, int64_t ncols, int64_t kc, const ASource<T>& a, co
     }
     for (int64_t ir = 0; ir < mc; ir += MR) {
       const int mr = static_cast<int>(std::min<int64_t>(MR, mc - ir));
-      const T* init = a.init != nullptr && !accumulate ? a.init + ir : nullptr;
       if constexpr (Bk::kPairs)
         micro_kernel_pairs<Bk>(kc, a.packed + ir * kc, bp, ldb, c + ir * ldc + jr, ldc, mr, nr,
                                accumulate, steps, out != nullptr ? out + ir * ldo + jr : nullptr,
                                ldo);
       else if (bt != nullptr && ir < a.full)
-        dot_edge(kc, a.direct + ir * a.ld, a.ld, bt, kc, c + ir * ldc + jr, ldc, mr, nr, accumulate,
-                 init);
+        dot_edge(kc, a.direct + ir * a.ld, a.ld, bt, kc, c + ir * ldc + jr, ldc, mr, nr,
+                 accumulate);
       else if (a.direct != nullptr && ir < a.full)
         narrowest_kernel<Bk, true>(kc, a.direct + ir * a.ld, bp, ldb, c + ir * ldc + jr, ldc, mr,
-                                   nr, accumulate, steps, a.ld, init);
+                                   nr, accumulate, steps, a.ld);
       else
         narrowest_kernel<Bk>(kc, a.direct != nullptr ? a.edge : a.packed + ir * kc, bp, ldb,
-                             c + ir * ldc + jr, ldc, mr, nr, accumulate, steps, 0, init);
+                             c + ir * ldc + jr, ldc, mr, nr, accumulate, steps);
     }
     next.finish_copy();
   }
@@ -931,23 +917,6 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
   uint16_t* const out16 = Bk::kPairs && ep != nullptr ? ep->out_bf16 : nullptr;
   const int64_t ldo = out16 != nullptr ? ep->ld_out : 0;
   if (out16 != nullptr) ep = nullptr;
-  // A row bias without accumulation (a convolution's) starts the sums of the first k block's
-  // tiles (ASource::init), instead of a pass over C after the product, which read C back past L1
-  // (the rows of a convolution's output lie a plane apart: 400 KB at 320 × 320, one L1 set).
-  // Zen 3 host, two threads, 5 alternating rounds: PaddleOCR det's 16 → 32 1 × 1 convolution at
-  // 320 × 320 (that pass 25% of its samples) 2.25 → 1.59 ms, 48 → 24 at 160 × 160 0.58 → 0.49,
-  // ResNet's 256 → 64 at 56 × 56 0.74 → 0.67.
-  const T* row_init = nullptr;
-  GemmEpilogue<T> rest;
-  if (!Bk::kPairs && !accumulate && ep != nullptr && ep->row_bias != nullptr) {
-    row_init = ep->row_bias;
-    rest = *ep;
-    rest.row_bias = nullptr;
-    const bool more = rest.bias != nullptr || rest.act != ActivationKind::Identity ||
-                      rest.mul != nullptr || rest.tile != nullptr;
-    ep = more ? &rest : nullptr;
-  }
-  auto init_at = [row_init](int64_t i0) { return row_init != nullptr ? row_init + i0 : nullptr; };
   auto out_at = [out16, ldo](bool last, int64_t i, int64_t j) {
     return last && out16 != nullptr ? out16 + i * ldo + j : nullptr;
   };
@@ -1076,9 +1045,8 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
                 ahead.rows_left = std::min<int64_t>(kb, k - np);
                 ahead.row_lines = ((n1 - n0) * static_cast<int64_t>(sizeof(T)) + 63) / 64;
               }
-              macro_kernel<Bk>(i1 - i0, g1 - g0, kc, ASource<T>{.packed = pak, .init = init_at(i0)},
-                               part, c + i0 * ldc + jc + g0, ldc, accumulate || pc > 0,
-                               grouped ? &ahead : nullptr,
+              macro_kernel<Bk>(i1 - i0, g1 - g0, kc, ASource<T>{pak}, part, c + i0 * ldc + jc + g0,
+                               ldc, accumulate || pc > 0, grouped ? &ahead : nullptr,
                                static_cast<const PanelsAlong<T>*>(nullptr),
                                out_at(pc + kc >= k, i0, jc + g0), ldo);
             }
@@ -1098,11 +1066,14 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
         // 1.03× (the copy 8 to 48 rows ahead read alike). (128 × 4096 × 4096 does not come here
         // with 6-row panels: its A, 22 panels, is past kWholeABytes; let in, it read 0.91 →
         // 0.76×.)
-        // One k block with an epilogue (a 1 × 1 convolution with its fused activation, as in
-        // PaddleOCR det): the share's columns in groups of panels, each group's C by strips of MR
-        // rows, each strip's epilogue run right after its multiplies, while the strip is in L1.
-        // Panel by panel (below), a panel's C, a line in every row, went past L1 before the
-        // epilogue read it back: a convolution's output rows lie a plane apart, in one L1 set.
+        // One k block with an epilogue (a convolution's bias, and its fused activation, as in
+        // PaddleOCR det's 1 × 1 convolutions): the share's columns in groups of panels, each
+        // group's C by strips of MR rows, each strip's epilogue run right after its multiplies,
+        // while the strip is in L1. Panel by panel (below), a panel's C, a line in every row, went
+        // past L1 before the epilogue read it back: a convolution's output rows lie a plane apart,
+        // in one L1 set (at 320 × 320 that pass was 25% of a 1 × 1 convolution's samples). Zen 3
+        // host, two threads, 5 alternating rounds: 16 → 32 at 320 × 320 2.25 → 1.33 ms, 48 → 24 at
+        // 160 × 160 0.58 → 0.48, ResNet's 256 → 64 at 56 × 56 0.74 → 0.62.
         auto run_strips = [&](int64_t s0, int64_t s1) {
           const int64_t strip_cols = kStripBytes / (MR * static_cast<int64_t>(sizeof(T)));
           const int64_t b_cols = kStripBBytes / (k * static_cast<int64_t>(sizeof(T)));
@@ -1115,9 +1086,8 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
             pack_b<Bk>(b, 0, k, jc + g0, g1 - g0, pb);
             for (int64_t i0 = 0; i0 < m; i0 += MR) {
               const int64_t i1 = std::min(m, i0 + MR);
-              macro_kernel<Bk>(i1 - i0, g1 - g0, k,
-                               ASource<T>{.packed = whole_a_at(0) + i0 * k, .init = init_at(i0)},
-                               part, c + i0 * ldc + jc + g0, ldc, accumulate);
+              macro_kernel<Bk>(i1 - i0, g1 - g0, k, ASource<T>{whole_a_at(0) + i0 * k}, part,
+                               c + i0 * ldc + jc + g0, ldc, accumulate);
               apply_gemm_epilogue(*ep, c, ldc, i0, i1, jc + g0, jc + g1);
             }
           }
@@ -1153,9 +1123,9 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
             }
             BSource<T> part;
             part.packed = pb;
-            macro_kernel<Bk>(m, cols(q), kc, ASource<T>{.packed = whole_a_at(pc), .init = row_init},
-                             part, c + jc + c0, ldc, accumulate || pc > 0,
-                             packed ? &ahead : nullptr, static_cast<const PanelsAlong<T>*>(nullptr),
+            macro_kernel<Bk>(m, cols(q), kc, ASource<T>{whole_a_at(pc)}, part, c + jc + c0, ldc,
+                             accumulate || pc > 0, packed ? &ahead : nullptr,
+                             static_cast<const PanelsAlong<T>*>(nullptr),
                              out_at(pc + kc >= k, 0, jc + c0), ldo);
             ahead.finish_copy();
             if (pc + kc >= k && ep != nullptr)
@@ -1255,7 +1225,7 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
               const int64_t i0 = rb * own_panels / row_blocks * MR;
               const int64_t mc = std::min(m, (rb + 1) * own_panels / row_blocks * MR) - i0;
               if (mc <= 0) continue;
-              ASource<T> as{.packed = pa, .init = init_at(i0)};
+              ASource<T> as{pa};
               if (direct_a) {
                 as.direct = static_cast<const T*>(a.data) + i0 * a.rs + pc;
                 as.ld = a.rs;
@@ -1277,10 +1247,10 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
             pack_a<Bk>(a, e0, m - e0, pc, kc, pa);
             BSource<T> part;
             part.packed = pb + c0 * kc;
-            macro_kernel<Bk>(
-                m - e0, c1 - c0, kc, ASource<T>{.packed = pa, .init = init_at(e0)}, part,
-                c + e0 * ldc + jc + c0, ldc, acc, static_cast<BAhead<T>*>(nullptr),
-                static_cast<const PanelsAlong<T>*>(nullptr), out_at(last, e0, jc + c0), ldo);
+            macro_kernel<Bk>(m - e0, c1 - c0, kc, ASource<T>{pa}, part, c + e0 * ldc + jc + c0, ldc,
+                             acc, static_cast<BAhead<T>*>(nullptr),
+                             static_cast<const PanelsAlong<T>*>(nullptr), out_at(last, e0, jc + c0),
+                             ldo);
             if (last && ep != nullptr) apply_gemm_epilogue(*ep, c, ldc, e0, m, jc + c0, jc + c1);
           }
       });
@@ -1325,10 +1295,9 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
           }
           pack_a<Bk>(a, i0, mc, pc, kc, pa);
           T* ct = c + i0 * ldc + jc + c0;
-          macro_kernel<Bk>(mc, c1 - c0, kc, ASource<T>{.packed = pa, .init = init_at(i0)}, part, ct,
-                           ldc, acc, static_cast<BAhead<T>*>(nullptr),
-                           static_cast<const PanelsAlong<T>*>(nullptr), out_at(last, i0, jc + c0),
-                           ldo);
+          macro_kernel<Bk>(
+              mc, c1 - c0, kc, ASource<T>{pa}, part, ct, ldc, acc, static_cast<BAhead<T>*>(nullptr),
+              static_cast<const PanelsAlong<T>*>(nullptr), out_at(last, i0, jc + c0), ldo);
           if (last && ep != nullptr)
             apply_gemm_epilogue(*ep, c, ldc, i0, i0 + mc, jc + c0, jc + c1);
         }
