@@ -2,6 +2,7 @@
 // against PyTorch float64 goldens (tests/goldens/gen_conv_pool.py) and hand-computed values,
 // with batch > 1, odd sizes, non-contiguous and stride-0 inputs, low-precision dtypes and
 // bad-input errors.
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -230,8 +231,12 @@ TEST(ConvPoolConv, ImplicitGemmMatchesReferenceAcrossRows) {
           random_tensor(DType::F32, c.x, ++seed, -2, 2),
           random_tensor(DType::F32, c.w, ++seed, -1, 1),
           bias ? random_tensor(DType::F32, {c.w[0]}, ++seed, -1, 1) : HostTensor{}};
-      expect_close(run_op1(OpKind::Conv, attrs, in, "cpu"), run_op1(OpKind::Conv, attrs, in), 1e-5,
-                   1e-5, "x" + shape_str(c.x) + " w" + shape_str(c.w));
+      // f32 sums of K products: the tolerance grows with K past 128 (K = 630 on the portable
+      // path, summed in another order, was 1.6e-5 off).
+      const int64_t k = c.w[1] * c.w[2] * (c.w.size() > 3 ? c.w[3] : 1);
+      const double tol = 1e-5 * std::max(1.0, static_cast<double>(k) / 128);
+      expect_close(run_op1(OpKind::Conv, attrs, in, "cpu"), run_op1(OpKind::Conv, attrs, in), tol,
+                   tol, "x" + shape_str(c.x) + " w" + shape_str(c.w));
     }
 }
 
