@@ -69,6 +69,19 @@ TEST(Api, CapturedConstantsAreNotConfusedAcrossFunctions) {
   Tensor x = Tensor::from_vector<float>({1, 2}, {2});
   EXPECT_EQ(scaled_by(3)({x})[0].to_f64(), (std::vector<double>{3, 6}));
   EXPECT_EQ(scaled_by(5)({x})[0].to_f64(), (std::vector<double>{5, 10}));
+  // Longer constants that differ in one element: one inside the digest's 32-byte blocks, one in
+  // the words past them (37 floats: 4 blocks and a tail of 5 floats).
+  auto plus_ones_but = [](int at, float v) {
+    std::vector<float> k(37, 1.0f);
+    k[static_cast<size_t>(at)] = v;
+    Tensor c = Tensor::from_vector<float>(k, {37});
+    return compile([c](const std::vector<Tensor>& xs) { return std::vector<Tensor>{xs[0] + c}; });
+  };
+  Tensor z = Tensor::from_vector<float>(std::vector<float>(37, 0.0f), {37});
+  for (int at : {13, 35}) {
+    EXPECT_EQ(plus_ones_but(at, 2)({z})[0].to_f64()[static_cast<size_t>(at)], 2) << at;
+    EXPECT_EQ(plus_ones_but(at, 3)({z})[0].to_f64()[static_cast<size_t>(at)], 3) << at;
+  }
 }
 
 // A tensor computed from a traced argument has no value while tracing: evaluating it inside the

@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 
@@ -185,16 +187,40 @@ Lowered lower(const std::vector<Tensor>& targets, bool captured_as_constants,
 }
 
 namespace {
-// FNV-1a over the bytes of every Constant: Graph::to_string() shows a constant's type, not its
-// value, and graphs that differ only in a captured value must not share an executable.
+// A 64-bit digest of the bytes of every Constant: Graph::to_string() shows a constant's type, not
+// its value, and graphs that differ only in a captured value must not share an executable. Eight
+// bytes a step in four independent lanes, each word multiplied in and folded (xor-shift); byte by
+// byte through one FNV-1a chain (~4 cycles a byte) it took ~40 ms of compiling the d = 512
+// encoder layer's 12 MB of weights, as long as running it.
+uint64_t fold(uint64_t h, uint64_t w) {
+  h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+  return h ^ (h >> 29);
+}
+uint64_t digest_bytes(uint64_t h, const uint8_t* p, size_t bytes) {
+  uint64_t lane[4] = {h, h ^ 0x243F6A8885A308D3ull, h ^ 0x13198A2E03707344ull,
+                      h ^ 0xA4093822299F31D0ull};
+  size_t i = 0;
+  for (; i + 32 <= bytes; i += 32)
+    for (int l = 0; l < 4; ++l) {
+      uint64_t w;
+      std::memcpy(&w, p + i + 8 * l, 8);
+      lane[l] = fold(lane[l], w);
+    }
+  h = fold(fold(fold(lane[0], lane[1]), lane[2]), lane[3]);
+  for (; i < bytes; i += 8) {
+    uint64_t w = 0;
+    std::memcpy(&w, p + i, std::min<size_t>(8, bytes - i));
+    h = fold(h, w);
+  }
+  return fold(h, bytes);
+}
 std::string constants_digest(const Graph& g) {
   uint64_t h = 1469598103934665603ull;
   for (const Node& n : g.nodes()) {
     if (!n.literal) continue;
     HostTensor c = n.literal->contiguous();
     const uint8_t* p = c.numel() > 0 ? c.data() : nullptr;
-    const size_t bytes = static_cast<size_t>(c.numel()) * dtype_size(c.dtype);
-    for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
+    h = digest_bytes(h, p, static_cast<size_t>(c.numel()) * dtype_size(c.dtype));
   }
   return std::to_string(h);
 }
