@@ -858,14 +858,17 @@ void conv_transpose2d_typed(const Node& node, std::span<const HostTensor> in,
                      OH == H * KH && OW == W * KW && cpg > 0;
   if (!tiles) fill_bias(ys, bs, N * O, O, OH * OW);
   if (cpg > 0 && H * W > 0) {
-    // Blocks of input rows whose col (≤ 256 KB) stays in L2 from the gemm that writes it to the
-    // scatter that reads it; many blocks then also go round the threads as work items (below).
+    // Kernel tiles: blocks of input rows whose col (≤ 256 KB) stays in L2 from the gemm that
+    // writes it to the scatter that reads it; many blocks then also go round the threads as work
+    // items (below). Overlapping kernels keep 4 MB blocks: their blocks are not items, and a
+    // single image's run in turn, each with a threaded gemm and scatter (two barriers a block).
     // PaddleOCR det's 2 × 2 stride-2 upsamplings to 24 × 320 × 320 and 24 × 160 × 160, two
     // threads on the Zen 3 host, 3 alternating runs of the model, against 4 MB blocks (3 of
     // them, each gemm and scatter threaded): 2.16 / 1.34 / 1.56 → 1.66 / 1.29 / 1.42 ms and
     // 0.90 / 0.61 / 0.71 → 0.69 / 0.57 / 0.52.
     constexpr int64_t kColL2 = int64_t{1} << 16;
-    int64_t hb_rows = std::clamp<int64_t>(kColL2 / std::max<int64_t>(1, M * W), 1, H);
+    int64_t hb_rows =
+        std::clamp<int64_t>((tiles ? kColL2 : kColBudget) / std::max<int64_t>(1, M * W), 1, H);
     // y = bias + col for the tiles of input rows [i0, i1), output channels [ob, oe).
     auto place_tiles = [&](const T* col, T* yg, const T* bias, int64_t i0, int64_t i1, int64_t ob,
                            int64_t oe) {
