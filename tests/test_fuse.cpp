@@ -314,7 +314,8 @@ void expect_one_conv_region(const Graph& g, const ConvSetup& c, const std::strin
 // A region reading a convolution's output (its only use) and otherwise constants joins it as
 // one ConvRegion on cpu, whichever way the convolution runs: 1×1 (x read in place; with few
 // output channels threaded by column shares, its epilogue by row strips, run_strips), unstrided
-// (B packed from x), strided (im2col blocks), depthwise, grouped, threaded; with a body whose
+// (B packed from x; 64 → 48 channels by Winograd's transforms), strided (im2col blocks),
+// depthwise, grouped, threaded; with a body whose
 // other leaves are scalars (run on tiles gathered from short rows) or per-channel constants.
 TEST(Fuse, ConvolutionEpiloguesJoinTheConvolution) {
   const std::vector<ConvSetup> setups = {
@@ -345,14 +346,15 @@ TEST(Fuse, ConvolutionEpiloguesJoinTheConvolution) {
 // A ConvRegion whose body is one activation of the convolution's output runs it as the
 // convolution's own epilogue (in place on each finished block): 1×1 in one k block (threaded by
 // column shares when the product is large enough: 24 × 32 × 1600, row strips) and past it,
-// unstrided 3×3 (implicit GEMM), strided, depthwise and grouped, each with an activation of default
-// and of given alpha.
+// unstrided 3×3 (implicit GEMM; and Winograd's at 32 → 24 channels, an odd number of output
+// rows), strided, depthwise and grouped, each with an activation of default and of given alpha.
 TEST(Fuse, ConvolutionActivationEpilogues) {
   const std::vector<ConvSetup> setups = {
       {{1, 16, 12, 70}, {32, 16, 1, 1}, {1, 1}, {0, 0}, 1},
       {{1, 32, 20, 80}, {24, 32, 1, 1}, {1, 1}, {0, 0}, 1},
       {{1, 300, 5, 40}, {20, 300, 1, 1}, {1, 1}, {0, 0}, 1},
       {{1, 8, 14, 30}, {24, 8, 3, 3}, {1, 1}, {1, 1}, 1},
+      {{1, 32, 17, 26}, {24, 32, 3, 3}, {1, 1}, {1, 1}, 1},
       {{1, 6, 17, 19}, {10, 6, 3, 3}, {2, 2}, {1, 1}, 1},
       {{1, 12, 20, 33}, {12, 1, 3, 3}, {1, 1}, {1, 1}, 12},
       {{2, 8, 9, 24}, {6, 4, 3, 3}, {1, 1}, {0, 1}, 2},

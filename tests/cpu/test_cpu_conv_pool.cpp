@@ -98,7 +98,7 @@ TEST(CpuConvPool, ConvThreaded) {
 // last tap is x's last element (a read past it fails the sanitizer build).
 TEST(CpuConvPool, ConvPanelsPackedFromTheInput) {
   const std::vector<ConvCase> cases = {
-      {{1, 40, 20, 37}, {300, 40, 3, 3}, {}, {1, 1}, {}},
+      {{1, 30, 20, 37}, {300, 30, 3, 4}, {}, {1, 1}, {}},  // 3 × 4: not Winograd's
       {{2, 8, 19, 41}, {20, 8, 3, 3}, {1, 1}, {2, 3, 2, 1}, {2, 2}},
       {{1, 4, 5, 6, 24}, {6, 4, 3, 3, 3}, {}, {1, 1, 1}, {}},
       {{2, 6, 17, 21}, {10, 3, 2, 4}, {2, 1}, {0, 2, 1, 1}, {1, 1}, 2, false},
@@ -120,7 +120,7 @@ TEST(CpuConvPool, ConvPanelsPackedFromTheInput) {
 // convolution, and groups over several images (a task each, single-threaded inside).
 TEST(CpuConvPool, ConvShortRowsFromPaddedPlanes) {
   const std::vector<ConvCase> cases = {
-      {{1, 160, 9, 11}, {300, 160, 3, 3}, {}, {1, 1}, {}},
+      {{1, 160, 7, 9}, {300, 160, 3, 3}, {}, {1, 1}, {}},  // too few tiles for Winograd's
       {{2, 24, 15, 13}, {40, 24, 3, 3}, {2, 1}, {1, 0, 2, 1}, {2, 1}},
       {{2, 8, 12}, {10, 8, 3}, {}, {1}, {}, 1, false},
       {{4, 12, 10, 10}, {18, 4, 3, 3}, {}, {1, 1}, {}, 3},
@@ -158,6 +158,29 @@ TEST(CpuConvPool, ConvImplicitGemm) {
       {{2, 5, 17, 53}, {12, 5, 3, 3}, {1, 2}, {0, 1, 2, 2}, {}},
       {{1, 4, 21, 61}, {6, 4, 3, 3}, {2, 2}, {3, 3}, {3, 3}, 1, false},
       {{1, 2, 12, 80}, {9, 2, 3, 4}, {1, 3}, {1, 2}, {}},
+  };
+  for (const ConvCase& c : cases) conv_parity(OpKind::Conv, c, DType::F32, false, c.w[0]);
+}
+
+// Unstrided 3 × 3 convolutions of 32 input and 24 output channels and more, on planes of 25 tiles
+// (2 × 2 outputs) or more, run by Winograd's F(2 × 2, 3 × 3) (AVX-512 and AVX2): even and odd
+// output sizes (a half tile at the right and bottom edges), planes of fewer tiles than a block
+// (7 × 7 outputs, four images: a block spans tile rows) and of rows longer than a
+// vector of tiles, output channels that fill no register panel, no padding and asymmetric
+// padding, several images, no bias, input channels past the AVX2 tile's k chunk (300), few
+// blocks (panels split between tasks), and transformed weights past L2 (a task runs several
+// blocks, the last of them partial); 40 → 24 channels.
+TEST(CpuConvPool, ConvWinograd) {
+  const std::vector<ConvCase> cases = {
+      {{1, 64, 14, 14}, {64, 64, 3, 3}, {}, {1, 1}, {}},
+      {{4, 64, 7, 7}, {70, 64, 3, 3}, {}, {1, 1}, {}},
+      {{2, 72, 13, 37}, {64, 72, 3, 3}, {}, {1, 1}, {}, 1, false},
+      {{1, 64, 20, 9}, {66, 64, 3, 3}, {}, {0, 0}, {}},
+      {{1, 65, 11, 12}, {64, 65, 3, 3}, {}, {0, 2, 1, 1}, {}},
+      {{1, 300, 10, 10}, {96, 300, 3, 3}, {}, {1, 1}, {}},
+      {{2, 64, 17, 50}, {128, 64, 3, 3}, {}, {1, 1}, {}},
+      {{1, 128, 19, 21}, {130, 128, 3, 3}, {}, {1, 1}, {}},  // U past L2: runs of blocks a task
+      {{1, 40, 18, 21}, {24, 40, 3, 3}, {}, {1, 1}, {}},
   };
   for (const ConvCase& c : cases) conv_parity(OpKind::Conv, c, DType::F32, false, c.w[0]);
 }

@@ -221,6 +221,38 @@ template <class V>
 inline V odd_lanes(V a, V b) {
   return odd_lanes_of(a, b, std::make_index_sequence<kLanes<V>>{});
 }
+// The same within each 16-byte block, for 4-byte lanes (one x86 shufps / unpcklps each, where
+// even_lanes and zip cross blocks at two or three instructions): block k of even_in_blocks is
+// a's elements 4k, 4k + 2 then b's, so the even elements of a, b come out in a fixed permuted
+// order, which zip_blocks of two vectors in that order undoes: zip_blocks<0> is a[0] b[0] a[1]
+// b[1] of each block, <1> a[2] b[2] a[3] b[3].
+template <int Odd, class V, size_t... I>
+inline V pick_in_blocks(V a, V b, std::index_sequence<I...>) {
+  return __builtin_shufflevector(
+      a, b,
+      static_cast<int>(I / 4 * 4 + (I % 4 < 2 ? 2 * (I % 4) : kLanes<V> + 2 * (I % 4 - 2)) +
+                       Odd)...);
+}
+template <class V>
+inline V even_in_blocks(V a, V b) {
+  static_assert(sizeof(Lane<V>) == 4);
+  return pick_in_blocks<0>(a, b, std::make_index_sequence<kLanes<V>>{});
+}
+template <class V>
+inline V odd_in_blocks(V a, V b) {
+  static_assert(sizeof(Lane<V>) == 4);
+  return pick_in_blocks<1>(a, b, std::make_index_sequence<kLanes<V>>{});
+}
+template <int Half, class V, size_t... I>
+inline V zip_in_blocks(V a, V b, std::index_sequence<I...>) {
+  return __builtin_shufflevector(
+      a, b, static_cast<int>(I / 4 * 4 + Half * 2 + I % 4 / 2 + (I % 2 ? kLanes<V> : 0))...);
+}
+template <int Half, class V>
+inline V zip_blocks(V a, V b) {
+  static_assert(sizeof(Lane<V>) == 4);
+  return zip_in_blocks<Half>(a, b, std::make_index_sequence<kLanes<V>>{});
+}
 // The sum in a tree of log2(lanes) shuffles and adds, not a serial chain through memory (which
 // was 5% of a 512-wide softmax row).
 template <class V, int Step = kLanes<V> / 2>

@@ -87,6 +87,13 @@ bool implicit_gemm_suits(const ConvGeo& g);
 void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* w, const float* bias,
                         float* y, const GemmEpilogue<float>* ep);
 
+// Unstrided, undilated, ungrouped 3 × 3 2-D convolutions of many channels by Winograd's
+// F(2 × 2, 3 × 3) (conv_pool_conv_winograd.cpp; AVX-512 and AVX2: elsewhere it never suits).
+// y = conv + bias (may be null), then `ep` (may be null) on each finished run of y's rows.
+bool winograd_suits(const ConvGeo& g);
+void conv_winograd(const ConvGeo& g, const float* x, const float* w, const float* bias, float* y,
+                   const GemmEpilogue<float>* ep);
+
 // gemm_f32 / gemm_f64 (gemm.h) by the compute type.
 template <class T>
 void gemm_t(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_cs, const T* b,

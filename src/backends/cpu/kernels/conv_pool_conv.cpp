@@ -809,6 +809,8 @@ void conv_typed(const Node& node, std::span<const HostTensor> in, std::span<Host
   const GemmEpilogue<T>* epp = any ? &ep : nullptr;
   if (g.cpg == 1 && g.opg <= 8) {
     conv_depthwise(g, xs, ws, bs, ys, epp);
+  } else if (std::is_same_v<T, float> && winograd_suits(g)) {
+    if constexpr (std::is_same_v<T, float>) conv_winograd(g, xs, ws, bs, ys, epp);
   } else if (std::is_same_v<T, float> && implicit_gemm_suits(g)) {
     if constexpr (std::is_same_v<T, float>) conv_implicit_gemm(g, xs, ws, bs, ys, epp);
   } else {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/conv_pool.h"
+#include "backends/cpu/kernels/conv_pool_tile.h"
 #include "runtime/thread_pool.h"
 #include "tessel/error.h"
 
@@ -25,85 +26,15 @@ namespace conv_pool {
 #if defined(TESSEL_CPU_ISA_AVX512) || defined(TESSEL_CPU_ISA_AVX2)
 namespace {
 
-// The C tile and the cache budgets by vector width. AVX-512: 8 × 48 (24 of 32 registers), for
-// Zen 5's 1 MB L2 a core. AVX2: 6 × 16 (12 of 16 registers, as the gemm's tile), for Zen 3's
-// 512 KB.
-// kKC: the most k's a tile runs before the next panel's, so that B's rows for them stay in L1
-// across the panels.
+// The cache budgets by vector width: for Zen 5's 1 MB L2 a core (AVX-512), Zen 3's 512 KB (AVX2).
 #if defined(TESSEL_CPU_ISA_AVX512)
-constexpr int kMR = 8, kNV = 3;
-constexpr int64_t kKC = std::numeric_limits<int64_t>::max();  // not measured in chunks yet
-constexpr int64_t kBandBytes = 512 << 10;                     // a task's input band, in L2
+constexpr int64_t kBandBytes = 512 << 10;       // a task's input band, in L2
 constexpr int64_t kMaxWeightBytes = 768 << 10;  // a group's weights past kMaxRows, in L2
 #else
-constexpr int kMR = 6, kNV = 2;
-constexpr int64_t kKC = 256;
 constexpr int64_t kMaxPlane = 1024;  // output positions, past kMaxRows (implicit_gemm_suits)
 constexpr int64_t kBandBytes = 256 << 10;
 #endif
-constexpr int kL = kLanes<Vf>, kNR = kNV * kL;
 constexpr int64_t kMaxRows = 64;  // output channels a group (more: see implicit_gemm_suits)
-
-// C[0 .. mr, 0 .. nr] = (from_c ? C : bias) + A panel (kMR × k, packed by p) · B, B's row p at
-// b + off[p] (from_c: C holds whole vectors, kMR rows of NV).
-template <int NV>
-void implicit_tile(int64_t k, const float* __restrict a, const float* b,
-                   const int32_t* __restrict off, const float* bias, float* c, int64_t ldc, int mr,
-                   int nr, bool from_c) {
-  Vf acc[kMR][NV];
-#pragma GCC unroll 8
-  for (int i = 0; i < kMR; ++i)
-#pragma GCC unroll 3
-    for (int v = 0; v < NV; ++v)
-      acc[i][v] = from_c ? load<Vf>(c + i * ldc + v * kL) : broadcast<Vf>(bias[i]);
-      // With AVX2, unrolled by 4 as the gemm's micro-kernel is (its 12 FMAs a step carried the
-      // loop's own instructions): one thread, 5 alternating rounds, PaddleOCR det's 96 → 24 3 × 3
-      // at 160 × 160 15.08 → 14.51 ms, ResNet's 3 × 3 layers 1 and 2 2.98 → 2.94 and 3.15 → 3.05.
-#if defined(TESSEL_CPU_ISA_AVX2)
-#pragma GCC unroll 4
-#endif
-  for (int64_t p = 0; p < k; ++p) {
-    const float* bp = b + off[p];
-    Vf bv[NV];
-#pragma GCC unroll 3
-    for (int v = 0; v < NV; ++v) bv[v] = load<Vf>(bp + v * kL);
-#pragma GCC unroll 8
-    for (int i = 0; i < kMR; ++i) {
-      const Vf ai = broadcast<Vf>(a[i]);
-#pragma GCC unroll 3
-      for (int v = 0; v < NV; ++v) acc[i][v] += ai * bv[v];
-    }
-    a += kMR;
-  }
-  for (int i = 0; i < mr; ++i)
-#pragma GCC unroll 3
-    for (int v = 0; v < NV; ++v) {
-      const int cols = nr - v * kL;
-      if (cols >= kL)
-        store(c + i * ldc + v * kL, acc[i][v]);
-      else if (cols > 0)
-        store_partial(c + i * ldc + v * kL, acc[i][v], cols);
-    }
-}
-
-using TileFn = void (*)(int64_t, const float*, const float*, const int32_t*, const float*, float*,
-                        int64_t, int, int, bool);
-
-// The next tile's width with `left` columns to go, and its kernel (as many vectors wide as
-// its columns need): kNR columns, but with three vectors a tile, for a last one of at most a
-// vector after a full one, two vectors and the rest (56 columns as 32 + 24, not 48 + 8, whose
-// one-vector tile waits on its broadcasts of A: ResNet's 64-channel layer at 56 × 56 0.74 →
-// 0.69 ms, and 128 channels 2.81 → 2.69, two threads, 5 rounds, AVX-512).
-template <size_t... I>
-constexpr std::array<TileFn, kNV> tile_kernels(std::index_sequence<I...>) {
-  return {implicit_tile<static_cast<int>(I) + 1>...};
-}
-
-TileFn next_tile(int64_t left, int64_t& nr) {
-  static constexpr std::array<TileFn, kNV> kernels = tile_kernels(std::make_index_sequence<kNV>{});
-  nr = kNV > 2 && left > kNR && left <= kNR + kL ? (kNV - 1) * kL : std::min<int64_t>(kNR, left);
-  return kernels[static_cast<size_t>((nr + kL - 1) / kL - 1)];
-}
 
 // The band's output rows [0, rows) for every panel of output channels; output row r's column ow
 // is the band's position r·pitch + ow. Unstrided (`flat`), next_tile's tiles run on across the
