@@ -94,9 +94,15 @@ void transform_panel(const float* wt, int64_t C, int64_t O, int64_t q, float* U,
     const int64_t cn = std::min(kFilterChunk, C - c0), n = cn * kMR;
     for (int r = 0; r < kMR; ++r) {
       const int64_t o = q * kMR + r;
+      if (o >= O) {
+        for (int64_t e = r; e < 9 * n; e += kMR) T[e] = 0.0f;
+        continue;
+      }
       const float* src = wt + (o * C + c0) * 9;
-      for (int64_t c = 0; c < cn; ++c)
-        for (int k = 0; k < 9; ++k) T[k * n + c * kMR + r] = o < O ? src[c * 9 + k] : 0.0f;
+      float* t = T + r;
+      for (int64_t c = 0; c < cn; ++c, src += 9, t += kMR)
+#pragma GCC unroll 9
+        for (int k = 0; k < 9; ++k) t[k * n] = src[k];
     }
     float* u0 = U + (q * C + c0) * kMR;
     for (int64_t e = 0; e < n; e += kL) {
