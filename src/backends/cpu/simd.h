@@ -203,24 +203,6 @@ template <int Half, class V>
 inline V zip(V a, V b) {
   return zip_lanes<Half>(a, b, std::make_index_sequence<kLanes<V>>{});
 }
-// Lanes 0, 2, 4, ... of a then b: the even elements of the 2·lanes that a, b hold in order.
-template <class V, size_t... I>
-inline V even_lanes_of(V a, V b, std::index_sequence<I...>) {
-  return __builtin_shufflevector(a, b, static_cast<int>(2 * I)...);
-}
-template <class V>
-inline V even_lanes(V a, V b) {
-  return even_lanes_of(a, b, std::make_index_sequence<kLanes<V>>{});
-}
-// Lanes 1, 3, 5, ... of a then b: the odd elements.
-template <class V, size_t... I>
-inline V odd_lanes_of(V a, V b, std::index_sequence<I...>) {
-  return __builtin_shufflevector(a, b, static_cast<int>(2 * I + 1)...);
-}
-template <class V>
-inline V odd_lanes(V a, V b) {
-  return odd_lanes_of(a, b, std::make_index_sequence<kLanes<V>>{});
-}
 // The same within each 16-byte block, for 4-byte lanes (one x86 shufps / unpcklps each, where
 // even_lanes and zip cross blocks at two or three instructions): block k of even_in_blocks is
 // a's elements 4k, 4k + 2 then b's, so the even elements of a, b come out in a fixed permuted
@@ -252,6 +234,38 @@ template <int Half, class V>
 inline V zip_blocks(V a, V b) {
   static_assert(sizeof(Lane<V>) == 4);
   return zip_in_blocks<Half>(a, b, std::make_index_sequence<kLanes<V>>{});
+}
+// Lanes 0, 2, 4, ... of a then b: the even elements of the 2·lanes that a, b hold in order; and
+// lanes 1, 3, 5, ...: the odd ones. 4-byte lanes of 256 or 512 bits take them within blocks (one
+// shufps), then put the blocks' 8-byte halves in order (one vpermpd / vpermq): GCC made the
+// one generic shuffle three instructions on AVX2 (two vpermd and a blend).
+template <int Odd, class V, size_t... I>
+inline V every_other_lane(V a, V b, std::index_sequence<I...>) {
+  return __builtin_shufflevector(a, b, static_cast<int>(2 * I + Odd)...);
+}
+template <class W, size_t... I>
+inline W halves_in_order(W v, std::index_sequence<I...>) {
+  constexpr int n = kLanes<W>;
+  return __builtin_shufflevector(v, v,
+                                 static_cast<int>(I < n / 2 ? 2 * I : 2 * (I - n / 2) + 1)...);
+}
+template <int Odd, class V>
+inline V pick_lanes(V a, V b) {
+  if constexpr (sizeof(Lane<V>) == 4 && kLanes<V> >= 8) {
+    using W = Vi64;
+    const V t = pick_in_blocks<Odd>(a, b, std::make_index_sequence<kLanes<V>>{});
+    return bitcast<V>(halves_in_order(bitcast<W>(t), std::make_index_sequence<kLanes<W>>{}));
+  } else {
+    return every_other_lane<Odd>(a, b, std::make_index_sequence<kLanes<V>>{});
+  }
+}
+template <class V>
+inline V even_lanes(V a, V b) {
+  return pick_lanes<0>(a, b);
+}
+template <class V>
+inline V odd_lanes(V a, V b) {
+  return pick_lanes<1>(a, b);
 }
 // The sum in a tree of log2(lanes) shuffles and adds, not a serial chain through memory (which
 // was 5% of a 512-wide softmax row).
