@@ -7,9 +7,10 @@
 // is, for each of the 16 points ξ of the transformed domain, a GEMM
 //   M[ξ] (outputs × tiles) = U[ξ] (outputs × channels) · V[ξ] (channels × tiles),
 // run by the implicit GEMM's register tile (conv_pool_tile.h). Tiles go in blocks of kNR (the
-// register tile's columns) taken in row-major tile order across the plane, so that small planes
-// (7 × 7 tiles at 14 × 14) fill whole blocks; a block's input transform runs along each tile row
-// it covers, a vector of tiles at a time.
+// register tile's columns) taken in row-major tile order across the plane, so that a block spans
+// tile rows on small planes (7 × 7 tiles at 14 × 14: three full blocks and one tile, not seven
+// blocks of 7); a block's input transform runs along each tile row it covers, a vector of tiles
+// at a time.
 //   Bᵀ = [1 0 −1 0; 0 1 1 0; 0 −1 1 0; 0 1 0 −1], G = [1 0 0; ½ ½ ½; ½ −½ ½; 0 0 1],
 //   Aᵀ = [1 1 1 0; 0 1 −1 −1].
 // The transforms add rounding (inputs are combined before the products): against a
@@ -59,8 +60,8 @@ WinoPlan wino_plan(const ConvGeo& g) {
   return p;
 }
 
-// A staged copy of a segment's input rows: 4 rows of kStageCols (a task's widest segment, its
-// last vector's reads included).
+// The row length of a segment's staged input rows (input_transform): a task's widest segment's
+// columns, its last vector's reads included.
 inline int64_t stage_cols(int64_t width) { return 2 * (width + kL) + 2; }
 
 // A vector of filters' (3 × 3, row-major taps g) 16 transformed weights u = G g Gᵀ, point
@@ -137,11 +138,11 @@ std::vector<Segment> segments_of(const WinoPlan& p, int64_t t0, int64_t t1) {
   return s;
 }
 
-// d's columns 0 .. 3 for a vector of kL tiles from the padded row at `row`: the even and odd
-// elements of the row and of the same row two on. Full vectors (`Blocks`) take them within
-// 16-byte blocks, their tiles then in a permuted order (even_in_blocks) that the output
-// transform undoes; a segment's last vector keeps the tiles in order, as its columns past the
-// segment belong to other tiles.
+// d's columns 0 .. 3 for a vector of kL tiles from the input row at `row` (x's or staged, from
+// the first tile's first column): the even and odd elements of the row and of the same row two
+// on. Full vectors (`Blocks`) take them within 16-byte blocks, their tiles then in a permuted
+// order (even_in_blocks) that the output transform undoes; a segment's last vector keeps the
+// tiles in order, as its columns past the segment belong to other tiles.
 template <bool Blocks>
 inline void patch_columns(const float* row, Vf (&d)[4]) {
   const Vf a0 = load<Vf>(row), a1 = load<Vf>(row + kL);
@@ -159,9 +160,9 @@ inline void patch_columns(const float* row, Vf (&d)[4]) {
   }
 }
 
-// Bᵀ d B for a vector of tiles whose padded rows start at `base`, its 16 points stored at dst,
-// ξ apart by ldxi, `room` columns of them at most. Bᵀ's rows are combined as the rows arrive, so
-// that fewer than 16 vectors are live at once.
+// Bᵀ d B for a vector of tiles whose input rows start at `base`, wp apart, its 16 points stored at
+// dst, ξ apart by ldxi, `room` columns of them at most. Bᵀ's rows are combined as the rows arrive,
+// so that fewer than 16 vectors are live at once.
 template <bool Blocks>
 inline void input_vector(const float* base, int64_t wp, float* dst, int64_t ldxi, int64_t room) {
   Vf d0[4], d1[4], d2[4], d3[4], t[4][4];
