@@ -8,10 +8,14 @@
 // median over repetitions), {"machine": ...} records for the limits.
 //
 //   build/bench/cpu_bench [--threads N] [--reps R] [--filter SUBSTR] [--impl tessel|openblas]
-//                         [--cold] [--openblas-impl NAME] [--cpu-time] bench/cpu/workloads.txt
+//                         [--cold] [--openblas-impl NAME] [--cpu-time] [--constant-weights]
+//                         bench/cpu/workloads.txt
 // --cpu-time times with the process's CPU time instead of the wall clock: with --threads 1 on a
 // busy machine it leaves out the time the thread was not scheduled (for tuning kernels; the
 // reported results use the wall clock).
+// --constant-weights makes the convolutions' weights and bias graph constants, as an imported
+// model's are (what kernels derive from them, such as Winograd's transformed weights, is then made
+// on the first run only); otherwise they are arguments, like the input.
 #include <dlfcn.h>
 #include <immintrin.h>
 #include <time.h>
@@ -358,6 +362,8 @@ struct Built {
   std::vector<HostTensor> args;
 };
 
+bool g_constant_weights = false;
+
 Built build(const Workload& w) {
   Built b;
   Graph& g = b.g;
@@ -375,8 +381,13 @@ Built build(const Workload& w) {
     const int64_t N = n[0], C = n[1], H = n[2], W = n[3], O = n[4], kh = n[5], kw = n[6], s = n[7],
                   p = n[8], groups = n[9];
     Value x = input(DType::F32, {N, C, H, W});
-    Value wt = input(DType::F32, {O, C / groups, kh, kw});
-    Value bias = input(DType::F32, {O});
+    uint64_t seed = 100;
+    auto weights = [&](const Shape& s) {
+      return g_constant_weights ? g.constant(random_input(DType::F32, s, seed++))
+                                : input(DType::F32, s);
+    };
+    Value wt = weights({O, C / groups, kh, kw});
+    Value bias = weights({O});
     g.outputs = {gb.op1(OpKind::Conv,
                         Attrs()
                             .set("strides", std::vector<int64_t>{s, s})
@@ -447,13 +458,15 @@ int main(int argc, char** argv) {
       openblas_name = next();
     else if (a == "--cpu-time")
       g_cpu_time = true;
+    else if (a == "--constant-weights")
+      g_constant_weights = true;
     else
       path = a;
   }
   if (path.empty() || threads < 1 || reps < 1 || rounds < 1) {
     std::fprintf(stderr,
                  "usage: cpu_bench [--threads N] [--reps R] [--rounds K] [--filter S] [--impl I] "
-                 "[--openblas-impl NAME] [--cold] WORKLOADS\n");
+                 "[--openblas-impl NAME] [--cold] [--cpu-time] [--constant-weights] WORKLOADS\n");
     return 2;
   }
   const bool run_tessel = only.empty() || only == "tessel";

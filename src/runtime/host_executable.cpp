@@ -106,9 +106,13 @@ HostExecutable::HostExecutable(const Graph& g, const KernelRegistry& kernels,
       options_(options),
       plan_(plan_memory(g_)),
       alias_(options_.poison_and_guard ? std::vector<bool>(g_.size(), false) : reshape_aliases(g_)),
-      last_use_(last_uses(g_, alias_)) {
+      last_use_(last_uses(g_, alias_)),
+      derived_(g_.size()) {
   planned_.resize(g_.size());
+  constant_inputs_.resize(g_.size());
   for (const Node& n : g_.nodes()) {
+    for (Value v : n.inputs)
+      constant_inputs_[n.id].push_back(v.valid() && g_.node(v.node).kind == OpKind::Constant);
     planned_[n.id].assign(n.outputs.size(), -1);
     if (runs_kernel(n) && !kernels_.kernel(n.kind))
       throw_error(ErrorKind::Unsupported, n.where(), ": the ", backend_name_,
@@ -186,7 +190,10 @@ std::vector<HostTensor> HostExecutable::run(std::span<const HostTensor> args) {
           if (options_.zero_outputs && bytes > 0) std::memset(o.data(), 0, bytes);
           out.push_back(std::move(o));
         }
-        kernels_.kernel(n.kind)(n, in, out);
+        {
+          DerivedScope scope(constant_inputs_[n.id], derived_[n.id]);
+          kernels_.kernel(n.kind)(n, in, out);
+        }
         if (options_.poison_and_guard) {
           for (size_t i = 0; i < out.size(); ++i) {
             const uint8_t* base = out[i].storage->bytes.get();

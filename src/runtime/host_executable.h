@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/backend.h"
+#include "runtime/derived_constants.h"
 #include "runtime/kernel_registry.h"
 
 namespace tessel {
@@ -46,6 +47,8 @@ class HostExecutable : public Executable {
                  HostExecOptions options);
   std::vector<HostTensor> run(std::span<const HostTensor> args) override;
   const MemoryPlan& memory_plan() const { return plan_; }
+  // What node `id`'s kernel has derived from its constant inputs (derived_constants.h).
+  const DerivedSlot& derived(int id) const { return derived_[static_cast<size_t>(id)]; }
   const Graph& graph() const { return g_; }
 
  private:
@@ -56,7 +59,9 @@ class HostExecutable : public Executable {
   MemoryPlan plan_;
   std::vector<bool> alias_;  // reshape_aliases, none in checked mode
   std::vector<int> last_use_;
-  std::vector<std::vector<int>> planned_;  // [node][output] -> buffer index or -1
+  std::vector<std::vector<int>> planned_;           // [node][output] -> buffer index or -1
+  std::vector<std::vector<bool>> constant_inputs_;  // [node][input]: a Constant node's output
+  std::vector<DerivedSlot> derived_;                // [node]
 };
 
 }  // namespace tessel

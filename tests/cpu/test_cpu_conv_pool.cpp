@@ -5,7 +5,11 @@
 // stray write fails.
 #include <cmath>
 
+#include "backends/cpu/isa.h"
+#include "ir/builder.h"
 #include "op_test_util.h"
+#include "passes/passes.h"
+#include "runtime/host_executable.h"
 
 namespace tessel::testing {
 namespace {
@@ -183,6 +187,59 @@ TEST(CpuConvPool, ConvWinograd) {
       {{1, 40, 18, 21}, {24, 40, 3, 3}, {}, {1, 1}, {}},
   };
   for (const ConvCase& c : cases) conv_parity(OpKind::Conv, c, DType::F32, false, c.w[0]);
+}
+
+// Winograd with the weights a graph constant, as an imported model's: they are transformed on
+// the executable's first run and kept (runtime/derived_constants.h), which also takes planes of 9
+// to 24 tiles (7 × 7, 5 × 5) to Winograd. Each executable runs twice on different inputs, against
+// the reference; the convolution's node then holds one derived item. With the weights an
+// argument instead, nothing is kept: two runs with different weights each match the reference.
+// Conv alone and as a ConvRegion (a ReLU fused after it).
+TEST(CpuConvPool, ConvWinogradConstantWeights) {
+  struct Case {
+    Shape x, w;
+    bool relu;
+  };
+  const std::vector<Case> cases = {
+      {{1, 64, 7, 7}, {64, 64, 3, 3}, false},  {{1, 40, 5, 6}, {30, 40, 3, 3}, true},
+      {{2, 64, 14, 14}, {70, 64, 3, 3}, true}, {{1, 96, 9, 9}, {24, 96, 3, 3}, false},
+      {{1, 64, 4, 4}, {64, 64, 3, 3}, false},  // 4 tiles: the implicit GEMM, nothing derived
+  };
+  const Backend& cpu = backend("cpu");
+  for (const Case& c : cases) {
+    for (bool constant : {true, false}) {
+      const std::string what = "x" + str(c.x) + " w" + str(c.w) + (c.relu ? " relu" : "") +
+                               (constant ? " constant weights" : " weights an argument");
+      Graph g;
+      GraphBuilder gb(g);
+      const HostTensor w0 = random_values(DType::F32, c.w, 2, -0.5, 0.5);
+      const HostTensor b0 = random_values(DType::F32, {c.w[0]}, 3);
+      Value x = g.input(DType::F32, c.x);
+      Value w = constant ? g.constant(w0) : g.input(DType::F32, c.w);
+      Value y = gb.op1(OpKind::Conv, Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}),
+                       {x, w, g.constant(b0)});
+      g.outputs = {c.relu ? gb.activation(ActivationKind::Relu, y) : y};
+      const auto exe = compile_for(g, cpu);
+      const auto ref = compile_for(g, backend("reference"));
+      for (uint64_t run = 0; run < 2; ++run) {
+        std::vector<HostTensor> args = {random_values(DType::F32, c.x, 10 + run)};
+        if (!constant) args.push_back(random_values(DType::F32, c.w, 20 + run, -0.5, 0.5));
+        expect_close(exe->run(args)[0], ref->run(args)[0], 2e-5, 2e-5,
+                     what + " run " + std::to_string(run));
+      }
+      const auto* host = dynamic_cast<const HostExecutable*>(exe.get());
+      ASSERT_NE(host, nullptr);
+      size_t derived = 0, convs = 0;
+      for (const Node& n : host->graph().nodes())
+        if (n.kind == OpKind::Conv || n.kind == OpKind::ConvRegion) {
+          ++convs;
+          derived += host->derived(n.id).size();
+        }
+      EXPECT_EQ(convs, 1u) << what;
+      const bool winograd = constant && c.x[2] > 4 && cpu::active_isa() != cpu::Isa::Portable;
+      EXPECT_EQ(derived, winograd ? 1u : 0u) << what;
+    }
+  }
 }
 
 TEST(CpuConvPool, ConvEmptyAndBroadcast) {

@@ -13,6 +13,7 @@
 #include "backends/cpu/isa.h"
 #include "ir/builder.h"
 #include "op_test_util.h"
+#include "runtime/derived_constants.h"
 #include "runtime/host_allocator.h"
 #include "runtime/host_executable.h"
 #include "runtime/thread_pool.h"
@@ -270,6 +271,39 @@ TEST(MemoryPlan, AReshapeIsAViewThatKeepsItsInputsBytesLive) {
       EXPECT_NEAR(y[0].get_f64(i), std::tanh(e - xs.get_f64(i)), 1e-6) << be << " " << i;
     }
   }
+}
+
+// Derived data is kept only for constant inputs, made once per tag, inside a scope; scopes nest,
+// and an inner one's end gives the outer one back.
+TEST(DerivedConstants, KeptForConstantInputsOnlyAndScopesNest) {
+  int made = 0;
+  auto make = [&] { return std::make_shared<const int>(++made); };
+  EXPECT_FALSE(constant_input(0));
+  EXPECT_EQ(derived_from_constant<int>(0, 1, make), nullptr);  // no scope
+  const std::vector<bool> outer_constant = {false, true}, inner_constant = {true};
+  DerivedSlot outer_slot, inner_slot;
+  {
+    DerivedScope outer(outer_constant, outer_slot);
+    EXPECT_FALSE(constant_input(0));
+    EXPECT_TRUE(constant_input(1));
+    EXPECT_FALSE(constant_input(2));
+    EXPECT_EQ(derived_from_constant<int>(0, 1, make), nullptr);
+    EXPECT_EQ(*derived_from_constant<int>(1, 1, make), 1);
+    EXPECT_EQ(*derived_from_constant<int>(1, 1, make), 1);  // kept
+    EXPECT_EQ(*derived_from_constant<int>(1, 2, make), 2);  // another tag
+    {
+      DerivedScope inner(inner_constant, inner_slot);
+      EXPECT_TRUE(constant_input(0));
+      EXPECT_FALSE(constant_input(1));
+      EXPECT_EQ(*derived_from_constant<int>(0, 1, make), 3);  // the inner node's own slot
+    }
+    EXPECT_FALSE(constant_input(0));
+    EXPECT_EQ(*derived_from_constant<int>(1, 1, make), 1);
+  }
+  EXPECT_FALSE(constant_input(1));
+  EXPECT_EQ(made, 3);
+  EXPECT_EQ(outer_slot.size(), 2u);
+  EXPECT_EQ(inner_slot.size(), 1u);
 }
 
 TEST(CpuIsa, TheActiveIsaIsSupported) {

@@ -90,9 +90,13 @@ void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* w, const 
 // Unstrided, undilated, ungrouped 3 × 3 2-D convolutions of many channels by Winograd's
 // F(2 × 2, 3 × 3) (conv_pool_conv_winograd.cpp; AVX-512 and AVX2: elsewhere it never suits).
 // y = conv + bias (may be null), then `ep` (may be null) on each finished run of y's rows.
-bool winograd_suits(const ConvGeo& g);
-void conv_winograd(const ConvGeo& g, const float* x, const float* w, const float* bias, float* y,
-                   const GemmEpilogue<float>* ep);
+// `weights_ready`: U comes made (the weights a graph constant, transformed once).
+bool winograd_suits(const ConvGeo& g, bool weights_ready);
+// U, the weights w [O, C, 3, 3] transformed for conv_winograd, in storage of its own.
+std::shared_ptr<Storage> winograd_weights(const ConvGeo& g, const float* w);
+// `u`: winograd_weights(g, w), or null to make it here.
+void conv_winograd(const ConvGeo& g, const float* x, const float* w, const float* u,
+                   const float* bias, float* y, const GemmEpilogue<float>* ep);
 
 // gemm_f32 / gemm_f64 (gemm.h) by the compute type.
 template <class T>

@@ -8,6 +8,7 @@
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/kernels/conv_pool.h"
 #include "backends/cpu/region_body.h"
+#include "runtime/derived_constants.h"
 #include "runtime/kernel_util.h"
 #include "runtime/thread_pool.h"
 
@@ -21,6 +22,8 @@ constexpr DTypeSet kConvFloats = dtypes::kFloat | dtypes::kFp8;
 constexpr int64_t kColBudget = int64_t{1} << 20;
 // Multiply-adds (or copies) per parallel chunk: enough to amortize a task.
 constexpr int64_t kGrainWork = int64_t{1} << 15;
+// The tag of the weights' Winograd transform among a node's derived data.
+constexpr uint64_t kWinogradWeights = 0x5749'4e4f'4632'3333;  // "WINOF233"
 
 // dst[i] += src[i] for i < n.
 template <class T>
@@ -809,8 +812,14 @@ void conv_typed(const Node& node, std::span<const HostTensor> in, std::span<Host
   const GemmEpilogue<T>* epp = any ? &ep : nullptr;
   if (g.cpg == 1 && g.opg <= 8) {
     conv_depthwise(g, xs, ws, bs, ys, epp);
-  } else if (std::is_same_v<T, float> && winograd_suits(g)) {
-    if constexpr (std::is_same_v<T, float>) conv_winograd(g, xs, ws, bs, ys, epp);
+  } else if (std::is_same_v<T, float> && winograd_suits(g, constant_input(1))) {
+    if constexpr (std::is_same_v<T, float>) {
+      // Constant weights are transformed once, on the executable's first run.
+      const auto u = derived_from_constant<Storage>(1, kWinogradWeights,
+                                                    [&] { return winograd_weights(g, ws); });
+      conv_winograd(g, xs, ws, u ? reinterpret_cast<const float*>(u->bytes.get()) : nullptr, bs, ys,
+                    epp);
+    }
   } else if (std::is_same_v<T, float> && implicit_gemm_suits(g)) {
     if constexpr (std::is_same_v<T, float>) conv_implicit_gemm(g, xs, ws, bs, ys, epp);
   } else {

@@ -296,37 +296,54 @@ void output_transform(const WinoPlan& p, const float* M, int64_t width, int64_t 
 
 }  // namespace
 
-bool winograd_suits(const ConvGeo& g) {
+bool winograd_suits(const ConvGeo& g, bool weights_ready) {
   const Window3& w = g.w;
   bool plain = w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1 && w.k[1] == 3 && w.k[2] == 3;
   for (int d = 1; d < 3; ++d) plain = plain && w.stride[d] == 1 && w.dil[d] == 1;
   // Where it measured faster than the implicit GEMM (Zen 3, AVX2, two threads): from 32 input
   // and 24 output channels (16 → 16 at 56 × 56 even), on planes of at least 25 tiles, or 64
-  // over the batch. A 7 × 7 plane's rows of 4 tiles fill half a vector, and the weights'
-  // transform is not amortized: 512 channels at 7 × 7 1.9 → 2.6 ms (one image), 3.5 → 4.2 (two),
-  // 7.1 → 6.6 (four).
+  // over the batch. On smaller planes the weights' transform, made on every call, is not
+  // amortized: 512 channels at 7 × 7 (16 tiles) 1.9 → 2.2 ms. Made once (the weights a graph
+  // constant), it is from 9 tiles a plane: 512 channels at 7 × 7 1.88 → 0.89–1.01 ms, at 5 × 5
+  // 1.22 → 0.91, 256 at 6 × 6 0.50 → 0.23–0.31, 128 at 7 × 7 0.19 → 0.09; at 4 × 4 (4 tiles,
+  // half a vector a tile row) 0.67 → 0.78, and 2.24 → 2.52 with 4 images.
   const int64_t tiles = (w.out[1] + 1) / 2 * ((w.out[2] + 1) / 2);
-  return plain && g.G == 1 && g.C >= 32 && g.O >= 24 && (tiles >= 25 || g.N * tiles >= 64);
+  return plain && g.G == 1 && g.C >= 32 && g.O >= 24 &&
+         (tiles >= (weights_ready ? 9 : 25) || g.N * tiles >= 64);
 }
 
-void conv_winograd(const ConvGeo& g, const float* x, const float* wt, const float* bias, float* y,
-                   const GemmEpilogue<float>* ep) {
-  const WinoPlan p = wino_plan(g);
-  const int64_t C = g.C, O = g.O;
-  const int64_t panels = (O + kMR - 1) / kMR;
+// U[ξ][panel][c][kMR]: each panel's rows k-major, as the register tile reads A; rows past O
+// zero. The points lie a cache line more than a whole number of panels apart: at a multiple of
+// 4 KB (512 channels) their 16 interleaved store streams fell in the same L1 sets, and the
+// transform took 150 cycles a filter.
+static int64_t winograd_ldu(int64_t C, int64_t O) {
+  return (O + kMR - 1) / kMR * C * kMR + kCacheLineFloats;  // between points ξ
+}
 
-  // U[ξ][panel][c][kMR]: each panel's rows k-major, as the register tile reads A; rows past O
-  // zero. The points lie a cache line more than a whole number of panels apart: at a multiple
-  // of 4 KB (512 channels) their 16 interleaved store streams fell in the same L1 sets, and the
-  // transform took 150 cycles a filter.
+std::shared_ptr<Storage> winograd_weights(const ConvGeo& g, const float* wt) {
+  const int64_t C = g.C, O = g.O, ldu = winograd_ldu(C, O);
+  const int64_t panels = (O + kMR - 1) / kMR;
   std::shared_ptr<Storage> hu;
-  const int64_t ldu = panels * C * kMR + kCacheLineFloats;  // between points ξ
   float* U = scratch<float>(kXi * ldu, hu);
   parallel_for(panels, std::max<int64_t>(1, 4096 / (kMR * C)), [&](int64_t q0, int64_t q1) {
     std::shared_ptr<Storage> ht;
     float* T = scratch<float>(9 * kFilterChunk * kMR, ht);
     for (int64_t q = q0; q < q1; ++q) transform_panel(wt, C, O, q, U, ldu, T);
   });
+  return hu;
+}
+
+void conv_winograd(const ConvGeo& g, const float* x, const float* wt, const float* ready,
+                   const float* bias, float* y, const GemmEpilogue<float>* ep) {
+  const WinoPlan p = wino_plan(g);
+  const int64_t C = g.C, O = g.O;
+  const int64_t panels = (O + kMR - 1) / kMR, ldu = winograd_ldu(C, O);
+  std::shared_ptr<Storage> hu;
+  const float* U = ready;
+  if (U == nullptr) {
+    hu = winograd_weights(g, wt);
+    U = reinterpret_cast<const float*>(hu->bytes.get());
+  }
 
   // A task's tiles: `sb` blocks of kTB (a register tile's columns each). Where U is past L2, it
   // streams in once a task, so a task takes as many blocks as keep a point's V (channels ×
@@ -418,8 +435,11 @@ void conv_winograd(const ConvGeo& g, const float* x, const float* wt, const floa
   });
 }
 #else
-bool winograd_suits(const ConvGeo&) { return false; }
-void conv_winograd(const ConvGeo&, const float*, const float*, const float*, float*,
+bool winograd_suits(const ConvGeo&, bool) { return false; }
+std::shared_ptr<Storage> winograd_weights(const ConvGeo&, const float*) {
+  throw_error(ErrorKind::Internal, "winograd_weights: not built for this ISA");
+}
+void conv_winograd(const ConvGeo&, const float*, const float*, const float*, const float*, float*,
                    const GemmEpilogue<float>*) {
   throw_error(ErrorKind::Internal, "conv_winograd: not built for this ISA");
 }
