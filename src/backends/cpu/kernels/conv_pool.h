@@ -84,8 +84,11 @@ void im2col_rows(const ConvGeo& g, const T* xg, int64_t p0, int64_t p1, int64_t 
 // zero-padded band of rows per task (conv_pool_conv_implicit.cpp; AVX-512 and AVX2: elsewhere it
 // never suits). y = conv + bias (may be null), then `ep` (may be null) on each band's block of y.
 bool implicit_gemm_suits(const ConvGeo& g);
-void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* w, const float* bias,
-                        float* y, const GemmEpilogue<float>* ep);
+// A, the weights w packed for conv_implicit_gemm, in storage of its own.
+std::shared_ptr<Storage> implicit_weights(const ConvGeo& g, const float* w);
+// `a`: implicit_weights(g, w), or null to make it here.
+void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* w, const float* a,
+                        const float* bias, float* y, const GemmEpilogue<float>* ep);
 
 // Unstrided, undilated, ungrouped 3 × 3 2-D convolutions of many channels by Winograd's
 // F(2 × 2, 3 × 3) (conv_pool_conv_winograd.cpp; AVX-512 and AVX2: elsewhere it never suits).

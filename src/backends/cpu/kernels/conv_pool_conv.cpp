@@ -22,8 +22,18 @@ constexpr DTypeSet kConvFloats = dtypes::kFloat | dtypes::kFp8;
 constexpr int64_t kColBudget = int64_t{1} << 20;
 // Multiply-adds (or copies) per parallel chunk: enough to amortize a task.
 constexpr int64_t kGrainWork = int64_t{1} << 15;
-// The tag of the weights' Winograd transform among a node's derived data.
+// The tags of what a convolution derives from constant weights (its input 1) among its node's
+// derived data: Winograd's transformed weights, the implicit GEMM's packed ones.
 constexpr uint64_t kWinogradWeights = 0x5749'4e4f'4632'3333;  // "WINOF233"
+constexpr uint64_t kImplicitWeights = 0x494d'504c'4943'4954;  // "IMPLICIT"
+
+// What `make` derives from the convolution's weights, kept (`hold`) when they are a graph constant
+// and made on the executable's first run; null when they are not (the kernel then makes it).
+template <class Make>
+const float* derived_weights(uint64_t tag, std::shared_ptr<const Storage>& hold, Make&& make) {
+  hold = derived_from_constant<Storage>(1, tag, std::forward<Make>(make));
+  return hold ? reinterpret_cast<const float*>(hold->bytes.get()) : nullptr;
+}
 
 // dst[i] += src[i] for i < n.
 template <class T>
@@ -780,6 +790,7 @@ void conv_typed(const Node& node, std::span<const HostTensor> in, std::span<Host
   if (y.numel() == 0) return;
   const ConvGeo g = conv_geo(node.attrs, x.shape, w.shape, y.shape);
   std::shared_ptr<Storage> hx, hw, hb, hy;
+  std::shared_ptr<const Storage> hd;
   const T* xs = dense<T>(x, hx);
   const T* ws = dense<T>(w, hw);
   const T* bs = present(b) ? dense<T>(b, hb) : nullptr;
@@ -813,15 +824,15 @@ void conv_typed(const Node& node, std::span<const HostTensor> in, std::span<Host
   if (g.cpg == 1 && g.opg <= 8) {
     conv_depthwise(g, xs, ws, bs, ys, epp);
   } else if (std::is_same_v<T, float> && winograd_suits(g, constant_input(1))) {
-    if constexpr (std::is_same_v<T, float>) {
-      // Constant weights are transformed once, on the executable's first run.
-      const auto u = derived_from_constant<Storage>(1, kWinogradWeights,
-                                                    [&] { return winograd_weights(g, ws); });
-      conv_winograd(g, xs, ws, u ? reinterpret_cast<const float*>(u->bytes.get()) : nullptr, bs, ys,
-                    epp);
-    }
+    if constexpr (std::is_same_v<T, float>)
+      conv_winograd(g, xs, ws,
+                    derived_weights(kWinogradWeights, hd, [&] { return winograd_weights(g, ws); }),
+                    bs, ys, epp);
   } else if (std::is_same_v<T, float> && implicit_gemm_suits(g)) {
-    if constexpr (std::is_same_v<T, float>) conv_implicit_gemm(g, xs, ws, bs, ys, epp);
+    if constexpr (std::is_same_v<T, float>)
+      conv_implicit_gemm(
+          g, xs, ws, derived_weights(kImplicitWeights, hd, [&] { return implicit_weights(g, ws); }),
+          bs, ys, epp);
   } else {
     conv_gemm(g, xs, ws, bs, ys, epp);
   }

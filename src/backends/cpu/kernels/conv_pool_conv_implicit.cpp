@@ -122,8 +122,31 @@ bool implicit_gemm_suits(const ConvGeo& g) {
          w.out[2] >= kL && g.cpg > 0 && min_band < (int64_t{1} << 30);
 }
 
-void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const float* bias,
-                        float* y, const GemmEpilogue<float>* ep) {
+// A (each group's weights) in kMR-row panels, k-major, rows past a group's outputs zero.
+std::shared_ptr<Storage> implicit_weights(const ConvGeo& g, const float* wt) {
+  const int64_t panels = (g.opg + kMR - 1) / kMR;
+  std::shared_ptr<Storage> ha;
+  float* apk = scratch<float>(g.G * panels * kMR * g.K, ha);
+  // Panels packed in parallel, each written in order from its kMR rows (packed by one thread,
+  // element by element down each row, it was ~8% of a 128-channel 3 × 3 convolution at 28 × 28
+  // and left the other thread idle as long).
+  parallel_for(g.G * panels, std::max<int64_t>(1, 16384 / (kMR * g.K)),
+               [&](int64_t u0, int64_t u1) {
+                 for (int64_t u = u0; u < u1; ++u) {
+                   const int64_t gi = u / panels, o0 = u % panels * kMR;
+                   const int rows = static_cast<int>(std::min<int64_t>(kMR, g.opg - o0));
+                   const float* src = wt + (gi * g.opg + o0) * g.K;
+                   float* a = apk + u * kMR * g.K;
+                   for (int64_t p = 0; p < g.K; ++p)
+                     for (int i = 0; i < kMR; ++i)
+                       a[p * kMR + i] = i < rows ? src[i * g.K + p] : 0.0f;
+                 }
+               });
+  return ha;
+}
+
+void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const float* ready,
+                        const float* bias, float* y, const GemmEpilogue<float>* ep) {
   const Window3& w = g.w;
   const int64_t H = w.in[1], W = w.in[2], OH = w.out[1], OW = w.out[2];
   const int64_t KH = w.k[1], KW = w.k[2], sh = w.stride[1], dh = w.dil[1], dw = w.dil[2];
@@ -158,27 +181,20 @@ void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const
       for (int64_t kw = 0; kw < KW; ++kw, ++p)
         off[static_cast<size_t>(p)] =
             static_cast<int32_t>(c * cs + kh * dh * wa + kw * dw % sw * wq + kw * dw / sw);
-  // A (each group's weights) in kMR-row panels, k-major; the bias padded to whole panels.
+  // A: implicit_weights, made here unless it comes made; the bias padded to whole panels.
   const int64_t panels = (g.opg + kMR - 1) / kMR;
   std::shared_ptr<Storage> ha, hb;
-  float* apk = scratch<float>(g.G * panels * kMR * g.K, ha);
+  const float* apk = ready;
+  if (apk == nullptr) {
+    ha = implicit_weights(g, wt);
+    apk = reinterpret_cast<const float*>(ha->bytes.get());
+  }
   float* bpk = scratch<float>(g.G * panels * kMR, hb);
-  // Panels packed in parallel, each written in order from its kMR rows (packed by one thread,
-  // element by element down each row, it was ~8% of a 128-channel 3 × 3 convolution at 28 × 28
-  // and left the other thread idle as long).
-  parallel_for(
-      g.G * panels, std::max<int64_t>(1, 16384 / (kMR * g.K)), [&](int64_t u0, int64_t u1) {
-        for (int64_t u = u0; u < u1; ++u) {
-          const int64_t gi = u / panels, o0 = u % panels * kMR;
-          const int rows = static_cast<int>(std::min<int64_t>(kMR, g.opg - o0));
-          const float* src = wt + (gi * g.opg + o0) * g.K;
-          float* a = apk + u * kMR * g.K;
-          for (int64_t p = 0; p < g.K; ++p)
-            for (int i = 0; i < kMR; ++i) a[p * kMR + i] = i < rows ? src[i * g.K + p] : 0.0f;
-          for (int i = 0; i < kMR; ++i)
-            bpk[u * kMR + i] = i < rows && bias != nullptr ? bias[gi * g.opg + o0 + i] : 0.0f;
-        }
-      });
+  for (int64_t u = 0; u < g.G * panels; ++u)
+    for (int i = 0; i < kMR; ++i) {
+      const int64_t o = u % panels * kMR + i;
+      bpk[u * kMR + i] = o < g.opg && bias != nullptr ? bias[u / panels * g.opg + o] : 0.0f;
+    }
 
   parallel_for(g.N * g.G * bands, 1, [&](int64_t u0, int64_t u1) {
     std::shared_ptr<Storage> hold;
@@ -229,8 +245,11 @@ void conv_implicit_gemm(const ConvGeo& g, const float* x, const float* wt, const
 }
 #else
 bool implicit_gemm_suits(const ConvGeo&) { return false; }
-void conv_implicit_gemm(const ConvGeo&, const float*, const float*, const float*, float*,
-                        const GemmEpilogue<float>*) {
+std::shared_ptr<Storage> implicit_weights(const ConvGeo&, const float*) {
+  throw_error(ErrorKind::Internal, "implicit_weights: not built for this ISA");
+}
+void conv_implicit_gemm(const ConvGeo&, const float*, const float*, const float*, const float*,
+                        float*, const GemmEpilogue<float>*) {
   throw_error(ErrorKind::Internal, "conv_implicit_gemm: not built for this ISA");
 }
 #endif
