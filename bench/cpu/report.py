@@ -174,7 +174,10 @@ def main():
         ("bf16 GEMM (Tessel: bf16 in, bf16 out, f32 accumulation; with AVX512_BF16 both multiply "
          "through vdpbf16ps, two products a lane per instruction, up to twice the f32 FMA peak)",
          lambda k, f: k == "gemm" and f["dtype"] == "bf16", ["torch"]),
-        ("Convolution (Tessel: NCHW)", lambda k, f: k == "conv", ["torch-nchw", "torch-nhwc"]),
+        ("Convolution (Tessel: NCHW, the weights and bias graph constants as in a model it imports, "
+         "so what it derives from them, such as Winograd's transformed weights, is made on the "
+         "first run only; torch: F.conv2d, torch-nhwc's weights converted to channels-last once, "
+         "before the timing)", lambda k, f: k == "conv", ["torch-nchw", "torch-nhwc"]),
         ("Softmax, layer norm, elementwise chain (tensors ≫ cache)",
          lambda k, f: k in ("softmax", "layernorm", "eltwise"), ["torch"]),
         ("Attention", lambda k, f: k == "attention", ["torch"]),

@@ -44,8 +44,10 @@ tuned=Haswell
 grep -qw avx512f /proc/cpuinfo && tuned=SkylakeX
 tuned_lc=$(echo "$tuned" | tr '[:upper:]' '[:lower:]')
 echo "cpu.sh: Tessel + OpenBLAS ($tuned)" >&2
+# The convolutions' weights are graph constants, as in a model Tessel imports (--constant-weights).
 env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=$tuned build/bench/cpu_bench --threads "$threads" \
-  --reps "$reps" --rounds "$rounds" --openblas-impl "openblas-$tuned_lc" "$wl" >>"$rec"
+  --reps "$reps" --rounds "$rounds" --openblas-impl "openblas-$tuned_lc" --constant-weights \
+  "$wl" >>"$rec"
 echo "cpu.sh: OpenBLAS with OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset" >&2
 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/bench/cpu_bench --threads "$threads" \
   --reps 3 --impl openblas --openblas-impl openblas-unset "$wl" >>"$rec"
