@@ -195,8 +195,9 @@ TEST(CpuConvPool, ConvWinograd) {
 // (runtime/derived_constants.h), which also takes planes of 9 to 24 tiles (7 × 7, 5 × 5) to
 // Winograd. Each executable runs twice on different inputs, against the reference; the
 // convolution's node then holds one derived item (none on the portable kernels, nor on the gemm
-// path's 1 × 1). With the weights an argument instead, nothing is kept: two runs with different
-// weights each match the reference. Conv alone and as a ConvRegion (a ReLU fused after it).
+// path: a 4 × 4 plane, a 1 × 1). With the weights an argument instead, nothing is kept: two runs
+// with different weights each match the reference. A fresh executable's first runs race on two
+// threads. Conv alone and as a ConvRegion (a ReLU fused after it).
 TEST(CpuConvPool, ConvConstantWeights) {
   struct Case {
     Shape x, w;
