@@ -382,9 +382,9 @@ Built build(const Workload& w) {
                   p = n[8], groups = n[9];
     Value x = input(DType::F32, {N, C, H, W});
     uint64_t seed = 100;
-    auto weights = [&](const Shape& s) {
-      return g_constant_weights ? g.constant(random_input(DType::F32, s, seed++))
-                                : input(DType::F32, s);
+    auto weights = [&](const Shape& shape) {
+      return g_constant_weights ? g.constant(random_input(DType::F32, shape, seed++))
+                                : input(DType::F32, shape);
     };
     Value wt = weights({O, C / groups, kh, kw});
     Value bias = weights({O});
