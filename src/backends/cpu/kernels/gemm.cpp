@@ -22,6 +22,9 @@
 
 TESSEL_ISA_BEGIN
 namespace {
+#if defined(TESSEL_CPU_ISA_AVX2)
+#include "backends/cpu/kernels/gemm_tile_avx2.h"
+#endif
 
 template <class T>
 struct VecOf;
@@ -531,6 +534,33 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
                          int64_t ldo = 0) {
   using V = VecT<T>;
   constexpr int MR = Bk::MR, NR = Bk::NR, L = Bk::kL, NV = Bk::NV;
+#if defined(TESSEL_CPU_ISA_AVX2)
+  // The main f32 tile in assembly (gemm_tile_avx2.h: GCC's loop below rotates its accumulators
+  // through spare registers). On the Zen 3 host against OpenBLAS alternating, 3 rounds, one
+  // thread: 1024³ 0.94 → 1.01×, 2048³ 0.93 → 1.01×, 128 × 4096 × 4096 0.91 → 0.97×; two threads:
+  // 2048³ 0.93 → 1.00×, 1024 × 2048 × 512 0.92 → 0.99×, 4096 × 512 × 512 0.96 → 1.04×.
+  if constexpr (std::is_same_v<T, float> && Rows == 6 && NV == 2 && !Bk::kPairs) {
+    if (ahead == nullptr) {
+      const int64_t a_rows = DirectA ? lda : 1, a_step = DirectA ? 1 : MR;
+      if (mr == Rows && nr == NR) {
+#pragma GCC unroll 6
+        for (int i = 0; i < Rows; ++i) {
+          __builtin_prefetch(c + i * ldc, 1, 3);
+          __builtin_prefetch(c + i * ldc + NR - 1, 1, 3);
+        }
+        return tile_6x16(kc, a, a_rows, a_step, b, ldb, c, ldc, accumulate);
+      }
+      // A partial tile (a packed panel's last 5 rows, a panel's last 9–15 columns; the packed
+      // panels are padded to whole tiles) through a buffer.
+      alignas(64) T tmp[Rows * NR];
+      tile_6x16(kc, a, a_rows, a_step, b, ldb, tmp, NR, false);
+      for (int i = 0; i < mr; ++i)
+        for (int j = 0; j < nr; ++j)
+          c[i * ldc + j] = accumulate ? c[i * ldc + j] + tmp[i * NR + j] : tmp[i * NR + j];
+      return;
+    }
+  }
+#endif
   V acc[Rows][NV];
   // C's lines are requested now, to be in L1 when the k loop ends (C ≫ L2 missed there).
 #pragma GCC unroll 16
@@ -1017,8 +1047,13 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
           // the multipliers idled (measured when the column shares ran here, before run_share:
           // pack_b 15% of the GEMM's samples at 128×4096×4096, 5% after; 0.95× of the time).
           // Where B fits the caches, the requests only cost (128×512×2048: 1.09× slower).
+          // With 256-bit vectors no rows are requested, so the assembly tile takes these
+          // multiplies (it makes no requests): on the Zen 3 host the requests read even with
+          // GCC's tile (0.796 / 0.794 of the FMA loop), and the assembly tile without them
+          // 1.00× OpenBLAS against GCC's with them 0.92× (128 × 4096 × 4096, two threads).
           const bool grouped = b.panels == nullptr && b.dtype == kNative<T> && b.cs == 1 &&
                                k * n * static_cast<int64_t>(sizeof(T)) >= kStreamBytes;
+          const bool requests = grouped && kVectorBytes == 64;
           const int64_t part_panels = (c1 - c0 + NR - 1) / NR;
           const int64_t group_panels = grouped ? std::min<int64_t>(8, part_panels) : part_panels;
           const int64_t group = group_panels * NR;
@@ -1039,14 +1074,14 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const Ge
               // The next group: this k block's next columns, or the next k block's first.
               const int64_t n0 = g1 < c1 ? g1 : c0, n1 = std::min(c1, n0 + group);
               const int64_t np = g1 < c1 ? pc : pc + kb;
-              if (grouped && np < k) {
+              if (requests && np < k) {
                 ahead.row = static_cast<const T*>(b.data) + np * b.rs + jc + n0;
                 ahead.rs = b.rs;
                 ahead.rows_left = std::min<int64_t>(kb, k - np);
                 ahead.row_lines = ((n1 - n0) * static_cast<int64_t>(sizeof(T)) + 63) / 64;
               }
               macro_kernel<Bk>(i1 - i0, g1 - g0, kc, ASource<T>{pak}, part, c + i0 * ldc + jc + g0,
-                               ldc, accumulate || pc > 0, grouped ? &ahead : nullptr,
+                               ldc, accumulate || pc > 0, requests ? &ahead : nullptr,
                                static_cast<const PanelsAlong<T>*>(nullptr),
                                out_at(pc + kc >= k, i0, jc + g0), ldo);
             }
