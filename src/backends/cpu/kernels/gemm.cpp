@@ -18,13 +18,11 @@
 #include "runtime/thread_pool.h"
 // clang-format off
 #include "backends/cpu/simd.h"
+#include "backends/cpu/kernels/gemm_tile_avx2.h"
 // clang-format on
 
 TESSEL_ISA_BEGIN
 namespace {
-#if defined(TESSEL_CPU_ISA_AVX2)
-#include "backends/cpu/kernels/gemm_tile_avx2.h"
-#endif
 
 template <class T>
 struct VecOf;
