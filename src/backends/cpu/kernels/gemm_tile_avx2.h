@@ -56,6 +56,10 @@ inline void tile_6x16(int64_t kc, const float* a, int64_t a_rows, int64_t a_step
 #define TESSEL_TILE_PUT(r, x, y) \
   "vmovups %%ymm" x ", " r "\n\t" \
   "vmovups %%ymm" y ", 32" r "\n\t"
+// OP on each of C's six rows (its address) with its two accumulators.
+#define TESSEL_TILE_ROWS(OP) \
+  OP("(%[c])", "0", "1") OP("(%[c],%[ldc],1)", "2", "3") OP("(%[c],%[ldc],2)", "4", "5") \
+  OP("(%[c3])", "6", "7") OP("(%[c3],%[ldc],1)", "8", "9") OP("(%[c3],%[ldc],2)", "10", "11")
   asm volatile(
       "vxorps %%ymm0, %%ymm0, %%ymm0\n\t"
       "vxorps %%ymm1, %%ymm1, %%ymm1\n\t"
@@ -86,19 +90,9 @@ inline void tile_6x16(int64_t kc, const float* a, int64_t a_rows, int64_t a_step
       "4:\n\t"
       "test %[add], %[add]\n\t"
       "jz 5f\n\t"
-      TESSEL_TILE_ADD("(%[c])", "0", "1")
-      TESSEL_TILE_ADD("(%[c],%[ldc],1)", "2", "3")
-      TESSEL_TILE_ADD("(%[c],%[ldc],2)", "4", "5")
-      TESSEL_TILE_ADD("(%[c3])", "6", "7")
-      TESSEL_TILE_ADD("(%[c3],%[ldc],1)", "8", "9")
-      TESSEL_TILE_ADD("(%[c3],%[ldc],2)", "10", "11")
+      TESSEL_TILE_ROWS(TESSEL_TILE_ADD)
       "5:\n\t"
-      TESSEL_TILE_PUT("(%[c])", "0", "1")
-      TESSEL_TILE_PUT("(%[c],%[ldc],1)", "2", "3")
-      TESSEL_TILE_PUT("(%[c],%[ldc],2)", "4", "5")
-      TESSEL_TILE_PUT("(%[c3])", "6", "7")
-      TESSEL_TILE_PUT("(%[c3],%[ldc],1)", "8", "9")
-      TESSEL_TILE_PUT("(%[c3],%[ldc],2)", "10", "11")
+      TESSEL_TILE_ROWS(TESSEL_TILE_PUT)
       : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [runs] "+r"(runs), [rest] "+r"(rest)
       : [lda] "r"(lda_bytes), [astep] "r"(astep_bytes), [ldb] "r"(ldb_bytes), [c] "r"(c),
         [c3] "r"(c3), [ldc] "r"(ldc_bytes), [add] "r"(add)
@@ -107,6 +101,7 @@ inline void tile_6x16(int64_t kc, const float* a, int64_t a_rows, int64_t a_step
 #undef TESSEL_TILE_STEP
 #undef TESSEL_TILE_ADD
 #undef TESSEL_TILE_PUT
+#undef TESSEL_TILE_ROWS
   // clang-format on
 }
 
